@@ -1,0 +1,3 @@
+from banditrepro.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""The algorithm registry: name -> module holding ``SPEC`` (imported lazily, so a cell compiles/loads
+only the kernel it runs)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from banditrepro import ReproError
+from banditrepro.algorithms.base import AlgorithmSpec, Param
+
+__all__ = ["AlgorithmSpec", "Param", "MODULES", "get", "names", "algorithm_id", "parse_algorithm_id"]
+
+MODULES = {
+    # dueling bandits (C2B paper, Winner Stays benchmarks)
+    "rucb": "rucb",
+    "rmed1": "rmed",
+    "rmed2": "rmed",
+    "btm": "btm",
+    "c2b": "c2b",
+    "c2b-kl": "c2b",
+    "scomp2": "scomp",
+    "pcomp": "scomp",
+    # Winner Stays paper
+    "ws-w": "winner_stays",
+    "ws-s": "winner_stays",
+    "qsa": "qsa",
+    "if": "interleaved_filter",
+    "ccb": "ccb",
+    "scb": "scb",
+    # private multi-armed bandits (DP-TS-UCB paper)
+    "dp-ts-ucb": "dp_ts_ucb",
+    "ts-gaussian": "ts_gaussian",
+    "m-ts-gaussian": "ts_gaussian",
+    "dp-se": "dp_se",
+    "lazy-dp-ts": "lazy_dp_ts",
+    "anytime-lazy-ucb": "anytime_lazy_ucb",
+}
+
+
+def names() -> list[str]:
+    return list(MODULES)
+
+
+def get(name: str) -> AlgorithmSpec:
+    if name not in MODULES:
+        raise ReproError(f"unknown algorithm {name!r} (known: {', '.join(MODULES)})")
+    try:
+        module = importlib.import_module(f"banditrepro.algorithms.{MODULES[name]}")
+    except ModuleNotFoundError as exc:
+        raise ReproError(f"algorithm {name!r} is registered but not implemented yet ({exc.name})") from None
+    return module.SPECS[name]
+
+
+def _fmt(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def algorithm_id(name: str, params: dict[str, Any] | None = None) -> str:
+    """Canonical, file-name-safe id: name plus the non-default parameters, sorted.
+
+    >>> algorithm_id("c2b-kl", {"B_offset": 6})
+    'c2b-kl+B_offset=6'
+    >>> algorithm_id("rucb", {"alpha": 0.51})
+    'rucb'
+    """
+    spec = get(name)
+    resolved = spec.resolve(params)
+    extra = [f"{k}={_fmt(v)}" for k, v in sorted(resolved.items()) if v != spec.defaults[k]]
+    return "+".join([name, *extra])
+
+
+def parse_algorithm_id(algo_id: str) -> tuple[str, dict[str, Any]]:
+    """Inverse of ``algorithm_id`` (values are coerced by the spec)."""
+    name, *parts = algo_id.split("+")
+    given = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise ReproError(f"bad algorithm id {algo_id!r}: expected key=value after '+'")
+        given[key] = value
+    return name, get(name).resolve(given)

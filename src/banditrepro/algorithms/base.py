@@ -1,0 +1,92 @@
+"""What every algorithm module exports: an immutable ``AlgorithmSpec`` named ``SPEC``.
+
+A spec holds the parameter schema (types, defaults, bounds), the citation, whether the algorithm is a
+reconstruction, and ``run``: a thin Python wrapper that resolves parameters and calls the compiled
+kernel. Kernels share one contract:
+
+    kernel(<instance arrays>, T, tab, grid, rng, <params>) -> (out[M, G], n_batches, steps)
+
+``tab``/``grid``/``out`` are those of ``banditrepro.recorder``; ``rng`` is the cell's
+``np.random.Generator`` (never a default argument); ``steps`` must equal T.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from banditrepro import ReproError
+
+_TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # "float" | "int" | "bool" | "str"
+    default: Any
+    doc: str
+    low: float | None = None  # inclusive bounds unless *_open
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    allow_none: bool = False  # None = "derive from the horizon" (documented per parameter)
+
+    def coerce(self, algorithm: str, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            if self.allow_none:
+                return None
+            raise ReproError(f"{algorithm}: parameter {self.name} needs a value")
+        try:
+            if self.kind == "bool" and isinstance(value, str):
+                v = {"true": True, "false": False, "1": True, "0": False}[value.lower()]
+            elif self.kind == "int" and isinstance(value, float):
+                if not value.is_integer():
+                    raise ValueError
+                v = int(value)
+            else:
+                v = _TYPES[self.kind](value)
+        except (ValueError, KeyError):
+            raise ReproError(f"{algorithm}: parameter {self.name}={value!r} is not a {self.kind}") from None
+        if self.kind in ("float", "int"):
+            if self.kind == "float" and not math.isfinite(v):
+                raise ReproError(f"{algorithm}: parameter {self.name} must be finite, got {v}")
+            if self.low is not None and (v < self.low or (self.low_open and v == self.low)):
+                op = ">" if self.low_open else ">="
+                raise ReproError(f"{algorithm}: parameter {self.name} must be {op} {self.low:g}, got {v:g}")
+            if self.high is not None and (v > self.high or (self.high_open and v == self.high)):
+                op = "<" if self.high_open else "<="
+                raise ReproError(f"{algorithm}: parameter {self.name} must be {op} {self.high:g}, got {v:g}")
+        return v
+
+
+@dataclass(frozen=True)
+class AlgorithmSpec:
+    name: str
+    label: str  # legend text; reconstructions carry "(reconstructed)"
+    problem: str  # "duel" | "mab"
+    citation: str
+    run: Callable = field(repr=False)
+    params: tuple[Param, ...] = ()
+    reconstructed: bool = False
+    batched: bool = False
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params}
+
+    def resolve(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Defaults overlaid with ``given``; unknown keys and bad values raise ``ReproError``."""
+        given = dict(given or {})
+        by_name = {p.name: p for p in self.params}
+        unknown = sorted(set(given) - set(by_name))
+        if unknown:
+            known = ", ".join(by_name) or "none"
+            raise ReproError(f"{self.name}: unknown parameter {unknown[0]!r} (known: {known})")
+        return {p.name: p.coerce(self.name, given.get(p.name, p.default)) for p in self.params}
+
+    def check_instance(self, instance) -> None:
+        if instance.kind != self.problem:
+            what = "a preference matrix" if self.problem == "duel" else "Bernoulli arm means"
+            raise ReproError(f"{self.name} needs {what}, but {instance.name} is a {instance.kind} instance")

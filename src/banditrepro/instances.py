@@ -1,0 +1,130 @@
+"""Problem instances: validated preference matrices (dueling) and Bernoulli arms (multi-armed).
+
+Both are immutable; invalid input raises ``ReproError`` with a one-line message that names the problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from banditrepro import ReproError
+
+TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class PreferenceMatrix:
+    """P[i, j] = Pr(arm i beats arm j); square, diagonal 1/2, P + Pᵀ = 1, with a Condorcet winner."""
+
+    P: np.ndarray
+    labels: tuple[str, ...] = ()
+    name: str = "matrix"
+    require_condorcet: bool = True
+    kind: str = field(default="duel", init=False)
+
+    def __post_init__(self):
+        P = np.array(self.P, dtype=np.float64)
+        validate_preference_matrix(P, self.name, self.require_condorcet)
+        P.setflags(write=False)
+        object.__setattr__(self, "P", P)
+        labels = tuple(self.labels) or tuple(f"arm {i}" for i in range(P.shape[0]))
+        if len(labels) != P.shape[0]:
+            raise ReproError(f"{self.name}: {len(labels)} labels for {P.shape[0]} arms")
+        object.__setattr__(self, "labels", labels)
+
+    @property
+    def n_arms(self) -> int:
+        return self.P.shape[0]
+
+    @property
+    def condorcet_winner(self) -> int | None:
+        return condorcet_winner(self.P)
+
+    @property
+    def gaps(self) -> np.ndarray:
+        """Δ_j = P[a*, j] − 1/2 (zero for the Condorcet winner)."""
+        cw = self.condorcet_winner
+        if cw is None:
+            raise ReproError(f"{self.name}: no Condorcet winner, gaps undefined")
+        return self.P[cw] - 0.5
+
+    @property
+    def min_winning_probability(self) -> float:
+        """p = min over p_ij > 1/2 (Winner Stays' constant)."""
+        return float(self.P[self.P > 0.5].min())
+
+
+@dataclass(frozen=True)
+class BernoulliArms:
+    """K Bernoulli arms with means in [0, 1]."""
+
+    means: np.ndarray
+    labels: tuple[str, ...] = ()
+    name: str = "bernoulli"
+    kind: str = field(default="mab", init=False)
+
+    def __post_init__(self):
+        mu = np.array(self.means, dtype=np.float64)
+        if mu.ndim != 1 or mu.size < 2:
+            raise ReproError(f"{self.name}: need a 1-D list of at least 2 arm means, got shape {mu.shape}")
+        if not np.all(np.isfinite(mu)) or mu.min() < 0 or mu.max() > 1:
+            raise ReproError(f"{self.name}: Bernoulli means must lie in [0, 1], got {mu.tolist()}")
+        mu.setflags(write=False)
+        object.__setattr__(self, "means", mu)
+        labels = tuple(self.labels) or tuple(f"arm {i} (μ={m:g})" for i, m in enumerate(mu))
+        object.__setattr__(self, "labels", labels)
+
+    @property
+    def n_arms(self) -> int:
+        return self.means.size
+
+    @property
+    def gaps(self) -> np.ndarray:
+        return self.means.max() - self.means
+
+
+def condorcet_winner(P: np.ndarray) -> int | None:
+    """Index of the arm that beats every other with probability > 1/2, or None."""
+    K = P.shape[0]
+    wins = (P > 0.5).sum(axis=1)
+    hits = np.flatnonzero(wins == K - 1)
+    return int(hits[0]) if hits.size else None
+
+
+def validate_preference_matrix(P: np.ndarray, name: str = "matrix", require_condorcet: bool = True) -> None:
+    if P.ndim != 2 or P.shape[0] != P.shape[1]:
+        raise ReproError(f"{name}: preference matrix must be square, got shape {P.shape}")
+    if P.shape[0] < 2:
+        raise ReproError(f"{name}: need at least 2 arms, got {P.shape[0]}")
+    if not np.all(np.isfinite(P)):
+        raise ReproError(f"{name}: preference matrix has non-finite entries")
+    if P.min() < 0 or P.max() > 1:
+        raise ReproError(f"{name}: entries must be probabilities in [0, 1]")
+    if np.abs(np.diag(P) - 0.5).max() > TOL:
+        raise ReproError(f"{name}: diagonal must be 1/2")
+    asym = np.abs(P + P.T - 1).max()
+    if asym > TOL:
+        i, j = np.unravel_index(np.abs(P + P.T - 1).argmax(), P.shape)
+        raise ReproError(f"{name}: P + Pᵀ must equal 1 (off by {asym:.3g} at [{i}, {j}])")
+    if require_condorcet and condorcet_winner(P) is None:
+        raise ReproError(f"{name}: no Condorcet winner (no arm beats all others with probability > 1/2)")
+
+
+def load_matrix_text(path: str | Path, name: str | None = None) -> PreferenceMatrix:
+    """Read a whitespace-separated K×K text matrix (what ``numpy.savetxt`` writes)."""
+    path = Path(path)
+    name = name or path.stem
+    if not path.exists():
+        raise ReproError(f"{name}: matrix file not found: {path}")
+    rows = [ln.split() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    widths = {len(r) for r in rows}
+    if len(widths) != 1:
+        raise ReproError(f"{name}: ragged matrix file {path} (row lengths {sorted(widths)})")
+    try:
+        P = np.array(rows, dtype=np.float64)
+    except ValueError as exc:
+        raise ReproError(f"{name}: non-numeric entry in {path}: {exc}") from None
+    return PreferenceMatrix(P, name=name)

@@ -1,0 +1,58 @@
+"""Shared fixtures: small real instances (read from the offline mirror when present, else inlined)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from banditrepro.cell import run_cell
+from banditrepro.instances import BernoulliArms, PreferenceMatrix
+
+SIX_RANKERS = np.array([
+    [0.50, 0.55, 0.55, 0.54, 0.61, 0.61],
+    [0.45, 0.50, 0.55, 0.55, 0.58, 0.60],
+    [0.45, 0.45, 0.50, 0.54, 0.51, 0.56],
+    [0.46, 0.45, 0.46, 0.50, 0.54, 0.50],
+    [0.39, 0.42, 0.49, 0.46, 0.50, 0.51],
+    [0.39, 0.40, 0.44, 0.50, 0.49, 0.50],
+])
+
+MSLR5 = np.array([
+    [0.5, 0.53519466, 0.6125935, 0.75696008, 0.76547422],
+    [0.46480534, 0.5, 0.57985831, 0.72745116, 0.73820053],
+    [0.3874065, 0.42014169, 0.5, 0.65895708, 0.66877089],
+    [0.24303992, 0.27254884, 0.34104292, 0.5, 0.50999465],
+    [0.23452578, 0.26179947, 0.33122911, 0.49000535, 0.5],
+])
+
+
+@pytest.fixture
+def six_rankers() -> PreferenceMatrix:
+    return PreferenceMatrix(SIX_RANKERS, name="six-rankers")
+
+
+@pytest.fixture
+def mslr5() -> PreferenceMatrix:
+    return PreferenceMatrix(MSLR5, name="mslr5")
+
+
+@pytest.fixture
+def easy3() -> PreferenceMatrix:
+    """A 3-arm total order with large gaps: every sound algorithm identifies arm 0 quickly."""
+    P = np.array([[0.5, 0.9, 0.9], [0.1, 0.5, 0.8], [0.1, 0.2, 0.5]])
+    return PreferenceMatrix(P, name="easy3")
+
+
+@pytest.fixture
+def bernoulli5() -> BernoulliArms:
+    return BernoulliArms([0.95, 0.75, 0.55, 0.35, 0.15], name="bernoulli5")
+
+
+@pytest.fixture
+def simulate():
+    """simulate(algorithm, instance, T, run=0, **params) -> CellResult (the production code path)."""
+
+    def _simulate(algorithm, instance, T, run=0, base_seed=12345, **params):
+        return run_cell(algorithm, params, instance, T, run, base_seed)
+
+    return _simulate
