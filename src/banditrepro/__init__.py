@@ -9,3 +9,28 @@ __version__ = "0.1.0"
 
 class ReproError(Exception):
     """Bad input or unavailable data: the CLI prints the message on one line, without a traceback."""
+
+
+def _numba_cache_dir() -> None:
+    """Point numba's on-disk cache at a folder keyed by a hash of this package's sources.
+
+    numba invalidates a cached kernel only when the kernel's own file changes, not when a helper it
+    inlines from another module (the recorder) does; keying the whole cache by the package's sources
+    makes every job reuse the compiled kernels and never load a stale one. A user's NUMBA_CACHE_DIR wins.
+    """
+    import hashlib
+    import os
+    from pathlib import Path
+
+    if "NUMBA_CACHE_DIR" in os.environ:
+        return
+    root = Path(__file__).parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(path.read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "banditrepro"
+    os.environ["NUMBA_CACHE_DIR"] = str(base / f"numba-{h.hexdigest()[:16]}")
+
+
+_numba_cache_dir()

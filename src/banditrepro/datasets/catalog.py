@@ -1,0 +1,134 @@
+"""The dataset catalog (``config/datasets.yaml``): raw sources and the derivation of each instance."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from banditrepro import ReproError
+from banditrepro.atomic import write_json
+from banditrepro.datasets import derive
+from banditrepro.datasets.fetch import fetch
+from banditrepro.instances import BernoulliArms, PreferenceMatrix
+
+DERIVE_FROM_URL = {"sushi_archive": derive.sushi_archive_to_wins}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    sources: dict[str, dict[str, Any]]
+    datasets: dict[str, dict[str, Any]]
+
+    def dataset(self, name: str) -> dict[str, Any]:
+        if name not in self.datasets:
+            raise ReproError(f"unknown dataset {name!r} (known: {', '.join(self.datasets)})")
+        return self.datasets[name]
+
+    def source(self, relpath: str) -> dict[str, Any]:
+        if relpath not in self.sources:
+            raise ReproError(f"unknown raw source {relpath!r}")
+        return self.sources[relpath]
+
+    def raw_inputs(self, name: str) -> list[str]:
+        """Raw source paths (relative to the raw data folder) that ``name`` is derived from."""
+        entry = self.dataset(name)
+        if "source" in entry:
+            return [entry["source"]]
+        return []
+
+    def dataset_inputs(self, name: str) -> list[str]:
+        """Other prepared datasets ``name`` needs (a fallback instance)."""
+        fb = self.dataset(name).get("fallback")
+        return [fb] if fb else []
+
+    def is_optional(self, name: str) -> bool:
+        return bool(self.dataset(name).get("optional", False))
+
+    def fetch(self, relpath: str, raw_dir: str | Path, mirrors: list[str], retries: int = 3,
+              timeout: float = 60.0) -> str:
+        src = self.source(relpath)
+        derive_fn = DERIVE_FROM_URL.get(src.get("derive_from_url", ""), None)
+        return fetch(relpath, Path(raw_dir) / relpath, url=src.get("url"), sha256=src.get("sha256"),
+                     git_blob=src.get("git_blob"), mirrors=list(mirrors), retries=retries, timeout=timeout,
+                     derive_from_url=derive_fn)
+
+    def prepare(self, name: str, raw_dir: str | Path, prepared_dir: str | Path) -> dict[str, Any]:
+        """Derive instance ``name`` from its raw files, validate it, and write ``<prepared>/<name>.json``."""
+        entry = self.dataset(name)
+        raw = Path(raw_dir)
+        how = entry["derivation"]
+        record: dict[str, Any] = {"name": name, "derivation": how,
+                                  "description": entry.get("description", ""),
+                                  "reference": entry.get("reference", "")}
+        if how == "bernoulli":
+            inst = BernoulliArms(entry["means"], name=name)
+            record.update(kind="mab", means=inst.means.tolist(), labels=list(inst.labels))
+        else:
+            P, labels, extra = self._derive_matrix(name, entry, raw, Path(prepared_dir))
+            inst = PreferenceMatrix(P, labels=labels, name=name)
+            record.update(kind="duel", matrix=inst.P.tolist(), labels=list(inst.labels),
+                          condorcet_winner=inst.condorcet_winner,
+                          condorcet_label=inst.labels[inst.condorcet_winner],
+                          min_margin=float(inst.gaps[inst.gaps > 0].min()), **extra)
+        if "expect_condorcet_label" in entry and record.get("condorcet_label") != entry["expect_condorcet_label"]:
+            raise ReproError(f"{name}: Condorcet winner is {record.get('condorcet_label')!r}, "
+                             f"expected {entry['expect_condorcet_label']!r}")
+        write_json(Path(prepared_dir) / f"{name}.json", record)
+        return record
+
+    def _derive_matrix(self, name, entry, raw: Path, prepared: Path):
+        how = entry["derivation"]
+        if how == "matrix_text":
+            P = derive.read_text_matrix(raw / entry["source"], skiprows=entry.get("skiprows", 0))
+            return P, entry.get("labels") or [f"ranker {i}" for i in range(len(P))], {}
+        if how == "sushi":
+            W = np.loadtxt(raw / entry["source"], dtype=np.int64)
+            P, ids = derive.sushi_matrix(W, entry["size"])
+            names = {int(k): v for k, v in entry.get("item_names", {}).items()}
+            return P, [names.get(int(i), f"sushi {i}") for i in ids], {"item_ids": ids.tolist()}
+        if how == "election":
+            text = (raw / entry["source"]).read_text()
+            P, kept, names = derive.election_matrix(text, entry["size"], entry.get("reading", "toc"))
+            return P, [names[k] for k in kept], {"candidate_ids": kept, "reading": entry.get("reading", "toc")}
+        if how == "ranker_subset":
+            full = derive.read_text_matrix(raw / entry["source"])
+            idx = derive.ranker_subset(full, entry["size"], entry["seed"], entry.get("winner"))
+            return full[np.ix_(idx, idx)], [f"ranker {i}" for i in idx], {"ranker_ids": idx.tolist()}
+        if how == "utility_model":
+            P, u = derive.utility_model(entry["n"], entry["seed"])
+            return P, [f"item {i} (u={x:.3f})" for i, x in enumerate(u)], {"utilities": u.tolist()}
+        if how == "user_matrix":
+            path = entry.get("path")
+            if path:
+                P = derive.read_text_matrix(Path(path))
+                return P, [f"item {i}" for i in range(len(P))], {"substitute": False, "matrix_file": str(path)}
+            fb = json.loads((prepared / f"{entry['fallback']}.json").read_text())
+            note = entry.get("substitute_label", f"substitute: {entry['fallback']}")
+            return np.array(fb["matrix"]), fb["labels"], {"substitute": True, "substitute_label": note,
+                                                         "fallback": entry["fallback"]}
+        raise ReproError(f"{name}: unknown derivation {how!r}")
+
+
+def load_catalog(path: str | Path) -> Catalog:
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise ReproError(f"dataset catalog not found: {path}")
+    doc = yaml.safe_load(path.read_text())
+    return Catalog(sources=doc.get("sources", {}), datasets=doc.get("datasets", {}))
+
+
+def load_prepared(path: str | Path):
+    """A prepared instance (``data/prepared/<name>.json``) as a validated PreferenceMatrix/BernoulliArms."""
+    path = Path(path)
+    if not path.exists():
+        raise ReproError(f"prepared dataset not found: {path} (run the workflow's prepare rule first)")
+    rec = json.loads(path.read_text())
+    if rec["kind"] == "mab":
+        return BernoulliArms(rec["means"], labels=tuple(rec["labels"]), name=rec["name"])
+    return PreferenceMatrix(np.array(rec["matrix"]), labels=tuple(rec["labels"]), name=rec["name"])

@@ -1,0 +1,119 @@
+"""Obtaining raw files: configured mirrors first (local folders or URLs), then the upstream URL.
+
+Every file is verified (sha256, or git blob id where upstream publishes only that) before it is moved
+into place atomically; a failure leaves no partial file and raises a one-line ``ReproError``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable
+
+from banditrepro import ReproError
+from banditrepro.atomic import atomic_path
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def git_blob_of(path: Path) -> str:
+    """``git hash-object`` of a file: sha1 over 'blob <size>\\0' + content."""
+    data = Path(path).read_bytes()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, label: str = "") -> None:
+    label = label or path.name
+    if sha256:
+        got = sha256_of(path)
+        if got != sha256:
+            raise ReproError(f"checksum mismatch for {label}: sha256 {got[:12]}… expected {sha256[:12]}…")
+    if git_blob:
+        got = git_blob_of(path)
+        if got != git_blob:
+            raise ReproError(f"checksum mismatch for {label}: git blob {got[:12]}… expected {git_blob[:12]}…")
+    if not sha256 and not git_blob:
+        raise ReproError(f"{label}: no checksum declared; refusing an unverified file")
+
+
+def _is_url(s: str) -> bool:
+    return s.startswith(("http://", "https://", "file://"))
+
+
+def download(url: str, dest: Path, retries: int = 3, timeout: float = 60.0, backoff: float = 2.0) -> None:
+    """Download ``url`` to ``dest`` (no verification here); retries with exponential back-off."""
+    last = None
+    for attempt in range(retries):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp, open(dest, "wb") as f:
+                shutil.copyfileobj(resp, f, length=1 << 20)
+            return
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            last = exc
+            if attempt + 1 < retries:
+                time.sleep(backoff ** attempt)
+    reason = getattr(last, "reason", last)
+    raise ReproError(f"download failed: {url} ({reason})")
+
+
+def fetch(relpath: str, dest: str | Path, *, url: str | None, sha256: str | None = None,
+          git_blob: str | None = None, mirrors: list[str] = (), retries: int = 3, timeout: float = 60.0,
+          derive_from_url: Callable[[Path, Path], None] | None = None, log=print) -> str:
+    """Place the verified file ``relpath`` at ``dest``; return where it came from.
+
+    ``mirrors`` are tried in order (``<mirror>/<relpath>``; folders that do not exist are skipped), then
+    ``url``. If ``derive_from_url`` is given, what ``url`` serves is an upstream archive that the function
+    turns into the file (e.g. Kamishima's sushi orders -> win counts); the result is verified the same way.
+    """
+    dest = Path(dest)
+    tried = []
+    for mirror in mirrors:
+        if _is_url(mirror):
+            candidate_url = mirror.rstrip("/") + "/" + relpath
+            try:
+                with atomic_path(dest) as tmp:
+                    download(candidate_url, tmp, retries=1, timeout=timeout)
+                    verify(tmp, sha256, git_blob, relpath)
+                return candidate_url
+            except ReproError as exc:
+                tried.append(f"{mirror}: {exc}")
+                continue
+        src = Path(mirror) / relpath
+        if not Path(mirror).is_dir():
+            continue
+        if not src.is_file():
+            tried.append(f"{mirror}: not there")
+            continue
+        with atomic_path(dest) as tmp:
+            shutil.copyfile(src, tmp)
+            verify(tmp, sha256, git_blob, relpath)
+        return str(src)
+    if url:
+        log(f"{relpath}: not in any mirror, downloading {url}")
+        try:
+            with atomic_path(dest) as tmp:
+                if derive_from_url is None:
+                    download(url, tmp, retries=retries, timeout=timeout)
+                else:
+                    raw = tmp.with_suffix(".download")
+                    try:
+                        download(url, raw, retries=retries, timeout=timeout)
+                        derive_from_url(raw, tmp)
+                    finally:
+                        raw.unlink(missing_ok=True)
+                verify(tmp, sha256, git_blob, relpath)
+            return url
+        except ReproError as exc:
+            tried.append(str(exc))
+    where = "; ".join(tried) or "no mirror configured"
+    raise ReproError(f"cannot obtain {relpath}: {where}")
