@@ -47,14 +47,16 @@ def _instance(args):
 
 
 def cmd_simulate(args) -> int:
-    from banditrepro.algorithms import get
+    from banditrepro.algorithms import parse_algorithm_id
     from banditrepro.cell import run_cell, write_cell
 
-    get(args.algorithm)  # unknown name fails before any data is read
+    # NAME or a canonical id NAME+key=value+…; unknown names and keys fail before any data is read
+    name, params = parse_algorithm_id(args.algorithm)
+    params.update(_params(args.param))
     if args.horizon <= 0:
         raise ReproError(f"--horizon must be a positive integer, got {args.horizon}")
     instance = _instance(args)
-    result = run_cell(args.algorithm, _params(args.param), instance, args.horizon, args.seed, args.base_seed)
+    result = run_cell(name, params, instance, args.horizon, args.seed, args.base_seed)
     write_cell(result, args.out)
     finals = ", ".join(f"{k}={v[-1]:.6g}" for k, v in result.curves.items())
     print(f"{result.algorithm_id} on {instance.name}, T={args.horizon}, run {args.seed}: {finals} "
@@ -122,6 +124,57 @@ def cmd_prepare(args) -> int:
     return 0
 
 
+def _figures(args):
+    from banditrepro.manifest import load_manifest
+
+    return load_manifest(args.manifest, papers=args.papers, max_horizon=args.max_horizon)
+
+
+def cmd_summarize(args) -> int:
+    from banditrepro.aggregate import write_summary
+
+    write_summary(args.cells, args.out)
+    return 0
+
+
+def cmd_runtime_table(args) -> int:
+    from banditrepro.aggregate import runtime_table
+    from banditrepro.atomic import write_text
+
+    write_text(args.out, runtime_table(args.summaries).to_csv(index=False, float_format="%.6g"))
+    return 0
+
+
+def cmd_figure(args) -> int:
+    from banditrepro.figures import build_figure
+
+    figs = {f.stem: f for f in _figures(args)}
+    if args.stem not in figs:
+        raise ReproError(f"unknown figure {args.stem!r} (known: {', '.join(figs)})")
+    fig = figs[args.stem]
+    build_figure(fig, args.png, args.pdf, args.table, args.status_dir, args.prepared_dir)
+    print(f"{args.stem}: wrote {args.png}, {args.pdf}, {args.table}")
+    return 0
+
+
+def cmd_claims(args) -> int:
+    from banditrepro.atomic import write_text
+    from banditrepro.claims import check_all
+
+    df = check_all(_figures(args), status_dir=args.status_dir)
+    write_text(args.out, df.to_csv(index=False))
+    for _, r in df.iterrows():
+        print(f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    from banditrepro.report import build_report
+
+    build_report(_figures(args), args.claims, args.runtime, args.out)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="banditrepro", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -169,6 +222,43 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("dataset")
     data_opts(s, mirrors=False)
     s.set_defaults(func=cmd_prepare)
+    def manifest_opts(sp):
+        sp.add_argument("--manifest", default="config/figures.yaml")
+        sp.add_argument("--papers", nargs="+", default=None)
+        sp.add_argument("--max-horizon", type=int, default=None)
+        sp.add_argument("--status-dir", default="data/status")
+
+    s = sub.add_parser("summarize", help="runs of one cell -> summary (mean, se, 95 %% CI)")
+    s.add_argument("cells", nargs="+")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_summarize)
+
+    s = sub.add_parser("runtime-table", help="kernel wall time per cell from summaries")
+    s.add_argument("summaries", nargs="+")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_runtime_table)
+
+    s = sub.add_parser("figure", help="draw one manifest figure (PAPER/FIGURE) and write its table")
+    s.add_argument("stem")
+    manifest_opts(s)
+    s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
+    s.add_argument("--runs", type=int, default=None)
+    s.add_argument("--png", required=True)
+    s.add_argument("--pdf", required=True)
+    s.add_argument("--table", required=True)
+    s.set_defaults(func=cmd_figure)
+
+    s = sub.add_parser("claims", help="check every claim of the manifest against the figure tables")
+    manifest_opts(s)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_claims)
+
+    s = sub.add_parser("report", help="Markdown report of figures, tables and claims")
+    manifest_opts(s)
+    s.add_argument("--claims", required=True)
+    s.add_argument("--runtime", required=True)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_report)
     return p
 
 

@@ -9,7 +9,7 @@ re-summed (exactly, so ties in argmin I are not blurred by rounding drift). The 
 exploration scan keeps a cursor that only moves forward while the required count stays the same
 (counts only grow), so it is amortised O(1). Every step is O(K).
 
-Choices where the library and the paper differ (see the report in the module tests):
+Where the library and the paper differ, this module follows the paper and SPEC:
 - the loop sets follow the paper (and SPEC): after the duel (l, m), l — not m as in the library's
   ``LRc.insert(j)`` — joins L_R^c; L_C = [K] when the main phase starts; exploration steps leave the
   loop sets untouched.

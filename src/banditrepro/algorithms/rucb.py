@@ -28,6 +28,73 @@ def _refresh_pair(W, N, alpha, thr, pT, isqT, a, b):
 
 
 @njit(cache=True)
+def row_max(thr, a):
+    """max_j thr[a, j] (0 if all are 0): c is a candidate iff ln t >= this value."""
+    m = 0.0
+    for j in range(thr.shape[1]):
+        if thr[a, j] > m:
+            m = thr[a, j]
+    return m
+
+
+@njit(cache=True)
+def choose_c(rowmax, lnt, hyp, cand, rng):
+    """Steps 1-2: the candidate set C and the choice of c; returns (c, new hypothesis B or -1)."""
+    K = rowmax.shape[0]
+    # Step 1: C = {c : U_cj >= 1/2 for all j}
+    nc = 0
+    hyp_in_c = False
+    for c in range(K):
+        if rowmax[c] <= lnt:
+            cand[nc] = c
+            nc += 1
+            if c == hyp:
+                hyp_in_c = True
+    # Step 2: if B is not in C, reset B; choose c
+    if not hyp_in_c:
+        hyp = -1
+    if nc == 0:
+        return rng.integers(0, K), hyp
+    if nc == 1:
+        return cand[0], cand[0]
+    if hyp >= 0:
+        if rng.random() < 0.5:
+            return hyp, hyp
+        # uniform over C \ B: the k-th candidate once the hypothesis is skipped
+        k = rng.integers(0, nc - 1)
+        idx = 0
+        for m in range(nc):
+            if cand[m] == hyp:
+                continue
+            if idx == k:
+                return cand[m], hyp
+            idx += 1
+        return hyp, hyp  # unreachable: C \ B has nc - 1 >= 1 members
+    return cand[rng.integers(0, nc)], hyp
+
+
+@njit(cache=True)
+def choose_d(pT, isqT, c, s, rng):
+    """Step 3: d = argmax_j U_jc (j = c included with U_cc = 1/2), ties uniformly at random.
+
+    U_jc = pT[c, j] + s·isqT[c, j] with s = sqrt(α ln t)."""
+    best = -1.0
+    d = c
+    ties = 0
+    for j in range(pT.shape[1]):
+        u = pT[c, j] + s * isqT[c, j] if j != c else 0.5
+        if u > best:
+            best = u
+            d = j
+            ties = 1
+        elif u == best:
+            ties += 1
+            if rng.integers(0, ties) == 0:
+                d = j
+    return d
+
+
+@njit(cache=True)
 def rucb_kernel(P, T, tab, grid, rng, alpha):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
@@ -43,54 +110,10 @@ def rucb_kernel(P, T, tab, grid, rng, alpha):
     hyp = -1  # the set B of the paper: at most one hypothesised Condorcet winner
     for t in range(1, T + 1):
         lnt = math.log(t)
-        # Step 1: C = {c : U_cj >= 1/2 for all j}
-        nc = 0
-        hyp_in_c = False
-        for c in range(K):
-            if rowmax[c] <= lnt:
-                cand[nc] = c
-                nc += 1
-                if c == hyp:
-                    hyp_in_c = True
-        # Step 2: if B is not in C, reset B; choose c
-        if not hyp_in_c:
-            hyp = -1
-        if nc == 0:
-            c = rng.integers(0, K)
-        elif nc == 1:
-            hyp = cand[0]
-            c = hyp
-        elif hyp >= 0:
-            if rng.random() < 0.5:
-                c = hyp
-            else:  # uniform over C \ B: the k-th candidate once the hypothesis is skipped
-                k = rng.integers(0, nc - 1)
-                c = hyp
-                idx = 0
-                for m in range(nc):
-                    if cand[m] == hyp:
-                        continue
-                    if idx == k:
-                        c = cand[m]
-                        break
-                    idx += 1
-        else:
-            c = cand[rng.integers(0, nc)]
-        # Step 3: d = argmax_j U_jc (j = c included with U_cc = 1/2), ties uniformly at random
-        s = math.sqrt(alpha * lnt)
-        best = -1.0
-        d = c
-        ties = 0
-        for j in range(K):
-            u = pT[c, j] + s * isqT[c, j] if j != c else 0.5
-            if u > best:
-                best = u
-                d = j
-                ties = 1
-            elif u == best:
-                ties += 1
-                if rng.integers(0, ties) == 0:
-                    d = j
+        # Steps 1-2: candidates C, hypothesis B, champion c
+        c, hyp = choose_c(rowmax, lnt, hyp, cand, rng)
+        # Step 3: the challenger d
+        d = choose_d(pT, isqT, c, math.sqrt(alpha * lnt), rng)
         # Step 4: duel (c, d) and update the pair's statistics
         record(tab, grid, cum, out, pos, c, d, 1)
         if c != d:
@@ -101,12 +124,8 @@ def rucb_kernel(P, T, tab, grid, rng, alpha):
             N[c, d] += 1.0
             N[d, c] += 1.0
             _refresh_pair(W, N, alpha, thr, pT, isqT, c, d)
-            for a in (c, d):
-                m = 0.0
-                for j in range(K):
-                    if thr[a, j] > m:
-                        m = thr[a, j]
-                rowmax[a] = m
+            rowmax[c] = row_max(thr, c)
+            rowmax[d] = row_max(thr, d)
     return out, 0, pos[0]
 
 

@@ -1,0 +1,96 @@
+"""Runs of one cell -> summary: mean, standard error and 95 % CI of every regret metric on the grid."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from banditrepro import ReproError
+from banditrepro.atomic import write_npz
+from banditrepro.cell import load_cell
+
+# numpy's npz loader returns metric curves under their metric names; these keys are bookkeeping
+_META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "instance", "params"}
+
+
+def t_quantile(n: int) -> float:
+    """Two-sided 95 % Student-t quantile with n − 1 degrees of freedom (normal for n ≤ 1)."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, n - 1)) if n > 1 else 0.0
+
+
+def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
+    if not cell_paths:
+        raise ReproError("summarize: no cell files given")
+    cells = [load_cell(p) for p in cell_paths]
+    first = cells[0]
+    for c, p in zip(cells, cell_paths):
+        for key in ("algorithm", "instance", "horizon", "params"):
+            if c[key] != first[key]:
+                raise ReproError(f"summarize: {p} has {key}={c[key]!r}, expected {first[key]!r}")
+        if not np.array_equal(c["grid"], first["grid"]):
+            raise ReproError(f"summarize: {p} has a different grid")
+    runs = sorted(c["run"] for c in cells)
+    if len(set(runs)) != len(runs):
+        raise ReproError("summarize: duplicate run indices")
+    n = len(cells)
+    q = t_quantile(n)
+    out: dict[str, np.ndarray] = {
+        "grid": first["grid"], "runs": np.asarray(runs, dtype=np.int64), "n_runs": np.int64(n),
+        "horizon": np.int64(first["horizon"]), "algorithm": np.str_(first["algorithm"]),
+        "instance": np.str_(first["instance"]), "params": np.str_(first["params"]),
+        "n_batches": np.asarray([c["n_batches"] for c in cells], dtype=np.int64),
+    }
+    metrics = [k for k in first if "regret" in k and not k.startswith("final_") and k not in _META]
+    for m in metrics:
+        curves = np.stack([c[m] for c in cells])  # (runs, grid)
+        mean = curves.mean(axis=0)
+        se = curves.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
+        out[f"{m}_mean"] = mean
+        out[f"{m}_se"] = se
+        out[f"{m}_lo"] = mean - q * se
+        out[f"{m}_hi"] = mean + q * se
+        out[f"{m}_final"] = curves[:, -1].copy()
+    walls = []
+    for p in cell_paths:
+        side = Path(p).with_suffix(".json")
+        walls.append(json.loads(side.read_text())["wall_seconds"] if side.exists() else np.nan)
+    out["wall_seconds"] = np.asarray(walls, dtype=np.float64)
+    return out
+
+
+def write_summary(cell_paths, out_path) -> None:
+    write_npz(out_path, summarize(cell_paths))
+
+
+def load_summary(path: str | Path) -> dict[str, np.ndarray]:
+    if not Path(path).exists():
+        raise ReproError(f"summary not found: {path}")
+    with np.load(path) as z:
+        return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+
+
+def final_stats(summary: dict, metric: str) -> dict[str, float]:
+    finals = np.asarray(summary[f"{metric}_final"], dtype=float)
+    n = finals.size
+    mean = float(finals.mean())
+    se = float(finals.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+    q = t_quantile(n)
+    return {"mean": mean, "se": se, "ci_low": mean - q * se, "ci_high": mean + q * se, "runs": n}
+
+
+def runtime_table(summary_paths: list[str | Path]):
+    import pandas as pd
+
+    rows = []
+    for p in summary_paths:
+        s = load_summary(p)
+        w = np.asarray(s["wall_seconds"], dtype=float)
+        rows.append({"dataset": s["instance"], "horizon": s["horizon"], "algorithm_id": Path(p).stem,
+                     "runs": s["n_runs"], "kernel_seconds_mean": float(np.nanmean(w)),
+                     "kernel_seconds_total": float(np.nansum(w)),
+                     "ns_per_step": float(np.nanmean(w) / s["horizon"] * 1e9)})
+    return pd.DataFrame(rows).sort_values(["dataset", "horizon", "algorithm_id"])

@@ -1,0 +1,122 @@
+"""The figure manifest (``config/figures.yaml``): every paper figure/table as data.
+
+A figure lists panels (dataset, horizon), algorithms (name, parameters, legend key), the metric and
+axes, and the paper's claims with the test that makes each measurable. ``cells`` expands a manifest
+into the set of (dataset, horizon, algorithm id) cells; identical cells of several figures coincide.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from banditrepro import ReproError
+from banditrepro import algorithms as registry
+
+SCHEMA = Path(__file__).with_name("figures.schema.yaml")
+
+
+@dataclass(frozen=True)
+class AlgoRef:
+    key: str  # how claims refer to this line
+    name: str
+    params: dict[str, Any]
+    id: str  # canonical algorithm id (file names)
+    label: str
+
+
+@dataclass(frozen=True)
+class Panel:
+    dataset: str
+    horizon: int
+    title: str
+    algorithms: tuple[AlgoRef, ...]
+
+
+@dataclass(frozen=True)
+class Figure:
+    paper: str
+    id: str
+    title: str
+    caption: str
+    kind: str
+    metric: str
+    panels: tuple[Panel, ...]
+    axes: dict[str, Any]
+    claims: tuple[dict[str, Any], ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stem(self) -> str:
+        return f"{self.paper}/{self.id}"
+
+    def algorithm(self, key: str) -> AlgoRef:
+        for panel in self.panels:
+            for ref in panel.algorithms:
+                if ref.key == key:
+                    return ref
+        raise ReproError(f"{self.stem}: claim refers to unknown algorithm key {key!r}")
+
+
+def _algo_ref(fig: str, entry: dict[str, Any]) -> AlgoRef:
+    name = entry["name"]
+    params = entry.get("params", {}) or {}
+    algo_id = registry.algorithm_id(name, params)  # validates name and parameters
+    spec = registry.get(name)
+    label = entry.get("label") or spec.label
+    return AlgoRef(entry.get("key", algo_id), name, spec.resolve(params), algo_id, label)
+
+
+def _validate(doc: dict) -> None:
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load(SCHEMA.read_text())
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        err = errors[0]
+        where = "/".join(str(p) for p in err.path) or "top level"
+        raise ReproError(f"figure manifest: {where}: {err.message}")
+
+
+def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon: int | None = None,
+                  datasets: set[str] | None = None) -> list[Figure]:
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise ReproError(f"figure manifest not found: {path}")
+    doc = yaml.safe_load(path.read_text())
+    _validate(doc)
+    figures = []
+    for paper, pdoc in doc.items():
+        if papers is not None and paper not in papers:
+            continue
+        for fid, fdoc in pdoc["figures"].items():
+            algos = tuple(_algo_ref(fid, a) for a in fdoc.get("algorithms", []))
+            panels = []
+            for p in fdoc["panels"]:
+                if datasets is not None and p["dataset"] not in datasets:
+                    raise ReproError(f"figure manifest: {paper}/{fid}: unknown dataset {p['dataset']!r}")
+                T = int(p["horizon"])
+                if max_horizon:
+                    T = min(T, int(max_horizon))
+                panel_algos = tuple(_algo_ref(fid, a) for a in p["algorithms"]) if "algorithms" in p else algos
+                panels.append(Panel(p["dataset"], T, p.get("title", p["dataset"]), panel_algos))
+            extra = {k: v for k, v in fdoc.items()
+                     if k not in ("title", "caption", "kind", "metric", "panels", "algorithms", "axes", "claims")}
+            figures.append(Figure(paper, fid, fdoc["title"], fdoc.get("caption", ""), fdoc.get("kind", "curves"),
+                                  fdoc.get("metric", "regret"), tuple(panels), fdoc.get("axes", {}),
+                                  tuple(fdoc.get("claims", [])), extra))
+    return figures
+
+
+def cells(figures: list[Figure]) -> list[tuple[str, int, str]]:
+    """Unique (dataset, horizon, algorithm id) triples, in first-seen order."""
+    seen = {}
+    for fig in figures:
+        for panel in fig.panels:
+            for ref in panel.algorithms:
+                seen.setdefault((panel.dataset, panel.horizon, ref.id), None)
+    return list(seen)

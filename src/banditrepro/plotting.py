@@ -1,0 +1,57 @@
+"""Plot styling shared by every figure: one colour per algorithm across the whole project."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import seaborn as sns  # noqa: E402
+
+# One colour per algorithm name, the same in every figure of every paper.
+_ORDER = ["c2b-kl", "c2b", "scomp2", "pcomp", "rucb", "rmed1", "rmed2", "btm",
+          "ws-w", "ws-s", "qsa", "if", "ccb", "scb",
+          "dp-ts-ucb", "ts-gaussian", "m-ts-gaussian", "dp-se", "lazy-dp-ts", "anytime-lazy-ucb"]
+_PALETTE = sns.color_palette("tab20", 20)
+ALGO_COLORS = {name: _PALETTE[i] for i, name in enumerate(_ORDER)}
+ALGO_COLORS.update({"c2b-kl": "#d62728", "c2b": "#ff9896", "rucb": "#1f77b4", "rmed1": "#2ca02c",
+                    "btm": "#9467bd", "scomp2": "#ff7f0e", "ws-w": "#d62728", "ws-s": "#d62728",
+                    "dp-ts-ucb": "#d62728", "m-ts-gaussian": "#1f77b4"})
+
+
+def color_for(name: str, variant: int = 0, n_variants: int = 1):
+    """The algorithm's colour; several parameter variants of one algorithm in one axes get shades."""
+    base = ALGO_COLORS.get(name, "#333333")
+    if n_variants <= 1:
+        return base
+    shades = sns.light_palette(base, n_colors=n_variants + 2)[2:]
+    return shades[variant]
+
+
+def setup():
+    sns.set_theme(style="whitegrid", context="paper", font_scale=1.0)
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titlesize": 10, "legend.fontsize": 8})
+
+
+def subplots(rows: int, cols: int, width: float = 4.2, height: float = 3.2):
+    setup()
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    return fig, axes
+
+
+def unavailable(ax, title: str, reason: str):
+    ax.set_title(title)
+    ax.text(0.5, 0.5, "requires network access\n" + reason, ha="center", va="center", wrap=True,
+            fontsize=8, transform=ax.transAxes, color="#aa0000")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def save(fig, png: str, pdf: str):
+    from banditrepro.atomic import atomic_path
+
+    fig.tight_layout()
+    for path, fmt in ((png, "png"), (pdf, "pdf")):
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
+    plt.close(fig)

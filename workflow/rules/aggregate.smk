@@ -1,0 +1,34 @@
+# Stage 3: runs of a cell -> one summary (mean, standard error, 95 % CI per grid point); run times.
+
+
+rule summarize_cell:
+    input:
+        lambda wc: [cell_path(wc.dataset, wc.horizon, wc.algo, r) for r in RUNS],
+    output:
+        "results/summaries/{dataset}/T{horizon}/{algo}.npz",
+    resources:
+        runtime=5,
+        mem_mb=500,
+    log:
+        "logs/summaries/{dataset}/T{horizon}/{algo}.log",
+    shell:
+        "{CLI} summarize --out {output} {input} > {log} 2>&1"
+
+
+rule runtime_table:
+    input:
+        lambda wc: sorted(
+            {summary_path(p.dataset, p.horizon, a.id) for f in FIGURES for p in f.panels
+             for a in p.algorithms if not CATALOG.is_optional(p.dataset)}
+        ),
+    output:
+        report(
+            "results/tables/runtime.csv",
+            caption="../report/runtime.rst",
+            category="Run time",
+        ),
+    resources:
+        runtime=5,
+        mem_mb=500,
+    shell:
+        "{CLI} runtime-table --out {output} {input}"

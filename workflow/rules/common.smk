@@ -1,0 +1,100 @@
+# Helpers shared by the rules. Parse time only reads the config, the catalog and the manifest.
+import json
+import os
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+ROOT = Path(workflow.basedir)
+SRC = ROOT / "src"
+# Jobs import the package from this checkout (also inside conda environments without an install).
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p
+)
+if str(SRC) not in sys.path:
+    sys.path.insert(0, str(SRC))
+
+from banditrepro import ReproError  # noqa: E402
+from banditrepro.datasets.catalog import load_catalog  # noqa: E402
+from banditrepro.manifest import cells as manifest_cells  # noqa: E402
+from banditrepro.manifest import load_manifest  # noqa: E402
+
+
+def _root_path(p):
+    return str(p) if "://" in str(p) or Path(p).is_absolute() else str(ROOT / p)
+
+
+try:
+    CATALOG = load_catalog(_root_path(config["catalog"]))
+    FIGURES = load_manifest(
+        _root_path(config["manifest"]),
+        papers=config["papers"],
+        max_horizon=config["max_horizon"],
+        datasets=set(CATALOG.datasets),
+    )
+except ReproError as exc:
+    raise WorkflowError(f"configuration error: {exc}")
+
+MIRRORS = [_root_path(m) for m in config["data_mirrors"]]
+CLI = "python -m banditrepro"
+RUNS = list(range(config["runs"]))
+FIGURE_BY_STEM = {f.stem: f for f in FIGURES}
+
+RAW = "data/raw"
+PREPARED = "data/prepared"
+CELLS = "results/cells"
+
+
+wildcard_constraints:
+    dataset=r"[a-z0-9][a-z0-9-]*",
+    horizon=r"\d+",
+    algo=r"[a-z0-9][^/]*",
+    run=r"\d+",
+    paper=r"[a-z0-9-]+",
+    figure=r"[a-z0-9-]+",
+
+
+def mirror_args():
+    return " ".join(f"--mirror {m}" for m in MIRRORS)
+
+
+def summary_path(dataset, horizon, algo):
+    return f"results/summaries/{dataset}/T{horizon}/{algo}.npz"
+
+
+def cell_path(dataset, horizon, algo, run):
+    return f"{CELLS}/{dataset}/T{horizon}/{algo}/run{run}.npz"
+
+
+def dataset_status(dataset):
+    """For optional datasets: the probe's verdict (evaluated after the checkpoint ran)."""
+    path = checkpoints.probe_dataset.get(dataset=dataset).output[0]
+    return path, json.loads(Path(path).read_text())["available"]
+
+
+def figure_inputs(wildcards):
+    fig = FIGURE_BY_STEM[f"{wildcards.paper}/{wildcards.figure}"]
+    files = []
+    for panel in fig.panels:
+        if CATALOG.is_optional(panel.dataset):
+            status, available = dataset_status(panel.dataset)
+            files.append(status)
+            if not available:
+                continue
+        files.extend(summary_path(panel.dataset, panel.horizon, a.id) for a in panel.algorithms)
+        files.append(f"{PREPARED}/{panel.dataset}.json")
+    return sorted(set(files))
+
+
+def figure_outputs(fig):
+    base = f"results/figures/{fig.paper}/{fig.id}"
+    return [f"{base}.png", f"{base}.pdf", f"results/tables/{fig.paper}/{fig.id}.csv"]
+
+
+def all_targets():
+    targets = [t for fig in FIGURES for t in figure_outputs(fig)]
+    targets += ["results/claims.csv", "results/tables/runtime.csv", "results/report.md"]
+    return targets
