@@ -9,8 +9,9 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
-from banditrepro.algorithms.c2b import (batch_base, batch_size, c2b_kernel, defeated_sets, hoeffding_eliminate,
-                                        kl_eliminate, kl_index, pick_candidate, resolve_batches, round_pairs)
+from banditrepro.algorithms.c2b import (batch_base, batch_size, c2b_kernel, defeated_sets,
+                                        hoeffding_eliminate, kl_eliminate, kl_index, pick_candidate,
+                                        resolve_batches, round_pairs)
 from banditrepro.grid import regret_grid
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.regret import regret_table
@@ -157,7 +158,8 @@ def _kernel(alg, inst, T, seed=0, B=None, B_offset=0):
     _, tab = regret_table(inst)
     grid = regret_grid(T)
     nb = resolve_batches(T, B, B_offset)
-    out, n_batches, steps = c2b_kernel(inst.P, T, tab, grid, np.random.default_rng(seed), nb, alg == "c2b-kl", 0.3)
+    rng = np.random.default_rng(seed)
+    out, n_batches, steps = c2b_kernel(inst.P, T, tab, grid, rng, nb, alg == "c2b-kl", 0.3)
     return grid, tab, out, n_batches, steps
 
 

@@ -15,8 +15,9 @@ def _numba_cache_dir() -> None:
     """Point numba's on-disk cache at a folder keyed by a hash of this package's sources.
 
     numba invalidates a cached kernel only when the kernel's own file changes, not when a helper it
-    inlines from another module (the recorder) does; keying the whole cache by the package's sources
-    makes every job reuse the compiled kernels and never load a stale one. A user's NUMBA_CACHE_DIR wins.
+    inlines from another module (the recorder) does; keying the whole cache by those sources
+    makes every job reuse the compiled kernels and never load a stale one (only the
+    files numba compiles are hashed, so editing plotting code keeps the cache). A user's NUMBA_CACHE_DIR wins.
     """
     import hashlib
     import os
@@ -26,7 +27,8 @@ def _numba_cache_dir() -> None:
         return
     root = Path(__file__).parent
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    compiled = [root / "recorder.py", *(root / "algorithms").glob("*.py")]  # what numba compiles
+    for path in sorted(compiled):
         h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "banditrepro"

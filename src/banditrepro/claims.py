@@ -70,9 +70,9 @@ def _missing_note(missing: list[str]) -> str:
 def _beats(ctx: Context, a: str, b: str, panels="all", min_fraction: float = 1.0, strict_majority=False):
     ran, missing = ctx.panels(panels)
     la, lb = ctx.label(a), ctx.label(b)
-    need = "on more than half of" if strict_majority else (
-        "on every" if min_fraction >= 1 else f"on at least {min_fraction:.0%} of")
-    desc = f"mean final regret of {la} < {lb} {need} the panels"
+    need = "on more than half of the panels" if strict_majority else (
+        "on every panel" if min_fraction >= 1 else f"on at least {min_fraction:.0%} of the panels")
+    desc = f"mean final regret of {la} < {lb} {need}"
     if not ran:
         return desc, "no panel ran" + _missing_note(missing), "not-run"
     wins = [p.dataset for p in ran if ctx.final(p, a) < ctx.final(p, b)]

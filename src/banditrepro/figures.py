@@ -76,7 +76,7 @@ def draw_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
         if note:
             title += f"\n[{note}]"
         if not ok:
-            plotting.unavailable(ax, title, reason.split(":")[0] if reason else panel.dataset)
+            plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
             continue
         metric = fig.metric
         counts = Counter(r.name for r in panel.algorithms)

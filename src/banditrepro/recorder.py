@@ -11,13 +11,13 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def new_recorder(tab, grid):
     M = tab.shape[0]
     return np.zeros(M), np.zeros((M, grid.shape[0])), np.zeros(2, np.int64)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def record(tab, grid, cum, out, pos, i, j, n):
     """Account ``n`` plays of the pair (i, j) (a MAB pull of arm i is (i, i))."""
     M = tab.shape[0]

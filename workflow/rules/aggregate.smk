@@ -9,10 +9,10 @@ rule summarize_cell:
     resources:
         runtime=5,
         mem_mb=500,
-    log:
-        "logs/summaries/{dataset}/T{horizon}/{algo}.log",
-    shell:
-        "{CLI} summarize --out {output} {input} > {log} 2>&1"
+    run:
+        from banditrepro.aggregate import write_summary
+
+        write_summary(list(input), output[0])
 
 
 rule runtime_table:

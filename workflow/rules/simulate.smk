@@ -1,4 +1,9 @@
 # Stage 2: one job per (dataset, horizon, algorithm + parameters, run) cell.
+#
+# The job runs inside the Snakemake process (`run:`; the default profile sets force-use-threads), so a
+# cell costs its simulation, not a Python start-up, numpy/numba import and kernel cache load (~1 s
+# each). Kernels release the GIL (nogil), so --cores N cells really run in parallel. On a cluster each
+# job is its own process anyway.
 
 
 rule simulate:
@@ -12,9 +17,15 @@ rule simulate:
     resources:
         runtime=lambda wc: 5 + int(wc.horizon) // 200_000,
         mem_mb=300,
-    log:
-        "logs/cells/{dataset}/T{horizon}/{algo}/run{run}.log",
-    shell:
-        "{CLI} simulate --algorithm '{wildcards.algo}' --dataset {wildcards.dataset}"
-        " --prepared-dir {PREPARED} --horizon {wildcards.horizon} --seed {wildcards.run}"
-        " --base-seed {params.base_seed} --out {output.cell} > {log} 2>&1"
+    run:
+        from banditrepro.cell import simulate_to_file
+
+        simulate_to_file(
+            wildcards.algo,
+            input[0],
+            int(wildcards.horizon),
+            int(wildcards.run),
+            params.base_seed,
+            output.cell,
+            output.meta,
+        )

@@ -107,19 +107,19 @@ def btm_kernel(P, T, tab, grid, rng, gamma):
             # A single arm left: exploit it for the remaining steps.
             record(tab, grid, cum, out, pos, act[0], act[0], T - t)
             break
-        # Alg. 2 line 5: b = the least-compared arm of W (from the last scan); b' uniform from W \ {b}.
+        # BTM step: b = the least-compared arm of W (from the last scan); b' uniform from W \ {b}.
         b = act[slot]
         b2 = draw_opponent(act, nact, slot, rng)
         record(tab, grid, cum, out, pos, b, b2, 1)
         t += 1
-        # Alg. 2 lines 7-8: update b's statistics.
+        # BTM update: b's comparison counts and wins.
         n[b] += 1
         cnt[b, b2] += 1
         if rng.random() < P[b, b2]:
             w[b] += 1
             win[b, b2] += 1
         ph[b] = w[b] / n[b]
-        # Alg. 2 lines 10-13: if the worst arm is confidently beaten by the mean, remove it.
+        # BTM elimination: if the worst arm is confidently below the best, remove it and its comparisons.
         slot, nstar, pmin, pmax = scan_active(n, ph, act, nact)
         c = confidence(nstar, g2, log_inv_delta)
         if pmin + c < pmax - c:
@@ -140,7 +140,7 @@ SPECS = {
         problem="duel",
         citation="Yue & Joachims, Beat the Mean Bandit, ICML 2011",
         run=run,
-        params=(Param("gamma", "float", 1.3, "relaxed stochastic transitivity γ (>= 1) in c* = γ²·sqrt(log(1/δ)/n*)",
-                      low=1.0),),
+        params=(Param("gamma", "float", 1.3,
+                      "relaxed stochastic transitivity γ (>= 1) in c* = γ²·sqrt(log(1/δ)/n*)", low=1.0),),
     )
 }

@@ -34,29 +34,29 @@ def batch_base(T: int, B: int) -> float:
     return float(T) ** (1.0 / B)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def batch_size(q, r):
     """q_r = ⌊q^r⌋ (q_0 = 1)."""
     return np.int64(math.floor(q ** r))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def beats(W, N, i, j, a):
     """p̂_ij > 1/2 + sqrt(a / N_ij), false while N_ij = 0 (radius +∞, p̂_ij(0) = 1/2)."""
     n = N[i, j]
     return n > 0.0 and W[i, j] / n > 0.5 + math.sqrt(a / n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def defeated_sets(W, N, act, a, D):
-    """Alg. 1 line 5: D[i, j] = (j ∈ D_r(i)) for active i, j, with c_ij = sqrt(a / N_ij), a = 2 ln(2K² q_{r-1})."""
+    """Alg. 1 line 5: D[i, j] = (j ∈ D_r(i)) for active i, j; c_ij = sqrt(a / N_ij), a = 2 ln(2K² q_{r-1})."""
     K = act.shape[0]
     for i in range(K):
         for j in range(K):
             D[i, j] = act[i] and act[j] and i != j and beats(W, N, i, j, a)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pick_candidate(D, act, rng):
     """Alg. 1 line 6: i_r = argmax_{i ∈ A} |D_r(i)|, ties uniformly at random (binding decision)."""
     K = act.shape[0]
@@ -81,7 +81,7 @@ def pick_candidate(D, act, rng):
     return cand
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def round_pairs(D, act, ir, sel, pa, pb):
     """Alg. 1 lines 7-11 as a set of unordered pairs (a < b), written to pa/pb in lexicographic order.
 
@@ -102,7 +102,7 @@ def round_pairs(D, act, ir, sel, pa, pb):
     return collect_pairs(sel, pa, pb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def collect_pairs(sel, pa, pb):
     """Upper-triangular selection matrix -> pair lists in lexicographic order; returns m."""
     K = sel.shape[0]
@@ -116,7 +116,7 @@ def collect_pairs(sel, pa, pb):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run_batch(P, T, tab, grid, cum, out, pos, rng, W, N, pa, pb, m, qr):
     """One batch: every listed pair q_r times, round-robin, truncated at T; then update W and N.
 
@@ -148,7 +148,7 @@ def run_batch(P, T, tab, grid, cum, out, pos, rng, W, N, pa, pb, m, qr):
         N[b, a] += n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def hoeffding_eliminate(W, N, act, a):
     """Alg. 1 lines 13-14: drop every j with ∃ i ∈ A: p̂_ij > 1/2 + γ_ij, γ_ij = sqrt(a / N_ij),
     a = ln(K² B T) / 2; all at once against the active set of the round. Returns the number removed.
@@ -176,7 +176,7 @@ def hoeffding_eliminate(W, N, act, a):
     return nd
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def kl_half(p):
     """KL(Bern(p) ‖ Bern(1/2)) with 0 log 0 = 0."""
     v = math.log(2.0)
@@ -187,7 +187,7 @@ def kl_half(p):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kl_index(W, N, I):
     """App. A: I_j = Σ_{i : p̂_ij > 1/2} N_ij KL(p̂_ij, 1/2), summed over all K arms (SPEC §A.2 item 3)."""
     K = W.shape[0]
@@ -203,7 +203,7 @@ def kl_index(W, N, I):
     return I
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kl_eliminate(W, N, act, thresh, I):
     """Alg. 2 lines 13-14: drop every active j with I_j − min_{A} I > thresh = ln T + f(K).
 
@@ -223,7 +223,7 @@ def kl_eliminate(W, N, act, thresh, I):
     return nd
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def only_arm(act):
     """The single active arm, or -1 when |A| > 1."""
     arm = -1
@@ -235,7 +235,7 @@ def only_arm(act):
     return arm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

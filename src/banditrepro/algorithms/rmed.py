@@ -9,11 +9,11 @@ re-summed (exactly, so ties in argmin I are not blurred by rounding drift). The 
 exploration scan keeps a cursor that only moves forward while the required count stays the same
 (counts only grow), so it is amortised O(1). Every step is O(K).
 
-Where the library and the paper differ, this module follows the paper and SPEC:
-- the loop sets follow the paper (and SPEC): after the duel (l, m), l — not m as in the library's
-  ``LRc.insert(j)`` — joins L_R^c; L_C = [K] when the main phase starts; exploration steps leave the
-  loop sets untouched.
-- log log t is computed as log(log t + 0.01), the library's guard against log 0 at t = 1.
+Loop sets as in the paper and SPEC, not as a literal port of the library: after the duel (l, m) the
+arm l joins L_R^c (the library's ``LRc.insert(j)`` inserts m); L_C = [K] when the main phase starts
+(the library starts from an empty L_C and also moves the sets during exploration steps, which here
+leave them untouched). Kept from the library: log log t = log(log t + 0.01) (no log 0 at t = 1), the
+0.50001 opponent tolerance, ties of î* to the lowest index and of the most-losing opponent to the last.
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def rmed_kernel(P, T, tab, grid, rng, mode, kweight, alpha):
             pi[k] = i
             pj[k] = j
             k += 1
-    # Alg. 1 line 3: after the initial phase L_C = [K], L_R = L_C (L_R^c = ∅), L_N = ∅.
+    # Alg. 1: after the initial phase L_C = [K], L_R = L_C (L_R^c = ∅), L_N = ∅.
     Lc = np.ones(K, np.bool_)
     Lrc = np.zeros(K, np.bool_)
     Ln = np.zeros(K, np.bool_)
@@ -234,19 +234,19 @@ def rmed_kernel(P, T, tab, grid, rng, mode, kweight, alpha):
             a = pi[cursor]
             b = pj[cursor]
         else:
-            # Alg. 1 line 5: l(t) = the next arm of L_C (index order).
+            # Alg. 1 main loop: l(t) = the next arm of L_C (index order).
             a = first_member(Lc)
-            # Alg. 2 / Alg. 3: the opponent m(t).
+            # Alg. 2 (RMED1) / Alg. 3 (RMED2): the opponent m(t).
             if mode == 1:
                 b = rmed1_opponent(ph, a, istar)
             else:
                 b = rmed2_opponent(ph, kl, N, a, istar, llt)
-        # Alg. 1 line 7: duel (l(t), m(t)); a self-duel (l = m = î*) carries no information.
+        # Alg. 1: duel (l(t), m(t)); a self-duel (l = m = î*) carries no information.
         record(tab, grid, cum, out, pos, a, b, 1)
         if a != b:
             update_pair(W, N, ph, kl, C, I, a, b, rng.random() < P[a, b])
             istar = argmin_first(I)
-        # Alg. 1 lines 8-9 and 12: loop sets.
+        # Alg. 1: l(t) leaves L_R, L_N gains the plausible winners, a new loop starts when L_C is done.
         if not explore:
             nlc = advance_loop(I, istar, a, Lc, Lrc, Ln, nlc, lt + fK)
     return out, 0, pos[0]
@@ -262,8 +262,8 @@ def run2(instance, T, tab, grid, rng, *, kweight, alpha):
 
 _CITATION = ("Komiyama, Honda, Kashima, Nakagawa, Regret Lower Bound and Optimal Algorithm in Dueling Bandit "
              "Problem, COLT 2015")
-_KWEIGHT = Param("kweight", "float", 0.3, "f(K) = kweight·K^1.01 in the candidate test I_j − I* <= log t + f(K)",
-                 low=0.0)
+_KWEIGHT = Param("kweight", "float", 0.3,
+                 "f(K) = kweight·K^1.01 in the candidate test I_j − I* <= log t + f(K)", low=0.0)
 
 SPECS = {
     "rmed1": AlgorithmSpec(

@@ -33,7 +33,7 @@ from banditrepro.algorithms.c2b import (B_PARAMS, batch_size, beats, collect_pai
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def draw_seeds(K, s, rng, seed):
     """Seed set: s distinct arms uniformly at random (partial Fisher-Yates), as a mask."""
     perm = np.arange(K)
@@ -44,7 +44,7 @@ def draw_seeds(K, s, rng, seed):
         seed[perm[k]] = True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seed_candidate(W, N, act, seed, a, rng):
     """Phase 1: an active seed arm defeated by no other active seed arm, defeating the most active arms
     (ties uniformly at random); -1 if every active seed arm is defeated within the seed set."""
@@ -77,7 +77,7 @@ def seed_candidate(W, N, act, seed, a, rng):
     return cand
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seed_pairs(act, seed, sel, pa, pb):
     """Phase 1 batch: the distinct unordered pairs {s, j}, s ∈ S ∩ A, j ∈ A \\ {s}; returns m."""
     K = act.shape[0]
@@ -90,7 +90,7 @@ def seed_pairs(act, seed, sel, pa, pb):
     return collect_pairs(sel, pa, pb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def all_pairs(act, sel, pa, pb):
     """PCOMP batch: every unordered pair of active arms; returns m."""
     K = act.shape[0]
@@ -101,7 +101,7 @@ def all_pairs(act, sel, pa, pb):
     return collect_pairs(sel, pa, pb)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def eliminate_by(W, N, act, c, a):
     """Phase 1: drop every active j ≠ c that the candidate c defeats (p̂_cj > 1/2 + γ_cj)."""
     nd = 0
@@ -112,7 +112,7 @@ def eliminate_by(W, N, act, c, a):
     return nd
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def seeds_all_defeated(W, N, act, seed, a):
     """Phase 1 switch rule: every active seed arm is defeated by some active arm."""
     K = act.shape[0]
@@ -129,7 +129,7 @@ def seeds_all_defeated(W, N, act, seed, a):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_arm(W, N, act, rng):
     """Final batch: the active arm with p̂_ij > 1/2 against the most active arms (ties at random)."""
     K = act.shape[0]
@@ -154,7 +154,7 @@ def best_arm(W, N, act, rng):
     return arm
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scomp_kernel(P, T, tab, grid, rng, B, n_seeds, pcomp_only):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
@@ -238,7 +238,8 @@ SPECS = {
         citation=CITATION + "; reconstruction of SPEC §A.3",
         run=run_scomp2,
         params=B_PARAMS + (
-            Param("seed_size", "int", None, "seed-set size |S|; None = ceil(sqrt(K))", low=1, allow_none=True),
+            Param("seed_size", "int", None, "seed-set size |S|; None = ceil(sqrt(K))", low=1,
+                  allow_none=True),
         ),
         reconstructed=True,
         batched=True,

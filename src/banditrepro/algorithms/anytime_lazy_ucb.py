@@ -1,0 +1,108 @@
+"""Anytime-Lazy-UCB (Hu, Huang, Mehta 2021, arXiv 2102.07929) — RECONSTRUCTED stand-in (SPEC §C.3).
+
+The exact index constants of the paper were not found. Stand-in: the lazy epoch structure of Lazy-DP-TS
+(fresh epochs of 1, 2, 4, … observations, private mean μ̃_j = (Σ fresh + Lap(1/ε)) / n_j over the last
+completed epoch of n_j observations) with the AdaP-UCB index of Azize & Basu (2022),
+    I_j(t) = μ̃_j + √(α ln(2t) / (2 n_j)) + α ln t / (ε n_j),   α = 3.1,
+pulling the argmax (ties uniformly at random). Legends carry "(reconstructed)".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.recorder import new_recorder, record
+
+
+@njit(cache=True)
+def laplace_epoch_observe(j, x, O, r, esum, nobs, mu_tilde, eps, rng):
+    """Add one observation x of arm j; at the end of an epoch of 2^r fresh observations publish
+    μ̃_j = (Σ + Lap(1/ε)) / 2^r and start epoch r+1. Returns True at an epoch end. (Same step as
+    Lazy-DP-TS; kept in this file so numba's per-file cache invalidation stays correct.)"""
+    O[j] += 1
+    esum[j] += x
+    if O[j] == (1 << r[j]):
+        nobs[j] = O[j]
+        mu_tilde[j] = (esum[j] + rng.laplace(0.0, 1.0 / eps)) / O[j]
+        r[j] += 1
+        O[j] = 0
+        esum[j] = 0.0
+        return True
+    return False
+
+
+@njit(cache=True)
+def index_terms(t, alpha, eps):
+    """The arm-independent parts of the index at round t (1-based): α ln(2t)/2 and α ln t / ε."""
+    return alpha * math.log(2.0 * t) / 2.0, alpha * math.log(t) / eps
+
+
+@njit(cache=True)
+def ucb_index(mu_tilde_j, n, a2, b2):
+    """I_j(t) = μ̃_j + √(α ln(2t) / (2n)) + α ln t / (ε n) for an arm whose last epoch had n observations."""
+    return mu_tilde_j + math.sqrt(a2 / n) + b2 / n
+
+
+@njit(cache=True)
+def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
+    K = mu.shape[0]
+    cum, out, pos = new_recorder(tab, grid)
+    mu_tilde = np.zeros(K)
+    nobs = np.zeros(K, np.int64)
+    r = np.zeros(K, np.int64)
+    O = np.zeros(K, np.int64)
+    esum = np.zeros(K)
+    t = 0
+    # Initial epoch: one pull of every arm.
+    for i in range(K):
+        if t >= T:
+            break
+        record(tab, grid, cum, out, pos, i, i, 1)
+        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        t += 1
+    while t < T:
+        a2, b2 = index_terms(t + 1.0, alpha, eps)  # round t+1 (1-based)
+        # Pull the arm with the largest index (ties uniformly at random).
+        i = 0
+        best = -math.inf
+        ties = 0
+        for j in range(K):
+            v = ucb_index(mu_tilde[j], float(nobs[j]), a2, b2)
+            if v > best:
+                best = v
+                i = j
+                ties = 1
+            elif v == best:
+                ties += 1
+                if rng.integers(0, ties) == 0:
+                    i = j
+        record(tab, grid, cum, out, pos, i, i, 1)
+        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        t += 1
+    return out, 0, pos[0]
+
+
+def run(instance, T, tab, grid, rng, *, epsilon, alpha):
+    return anytime_lazy_ucb_kernel(instance.means, T, tab, grid, rng, epsilon, alpha)
+
+
+SPECS = {
+    "anytime-lazy-ucb": AlgorithmSpec(
+        name="anytime-lazy-ucb",
+        label="Anytime-Lazy-UCB (reconstructed)",
+        problem="mab",
+        citation="Hu, Huang, Mehta, Near-optimal algorithms for differentially private online learning in a "
+                 "stochastic environment, arXiv 2102.07929 (index: AdaP-UCB of Azize & Basu 2022)",
+        run=run,
+        params=(
+            Param("epsilon", "float", 0.5, "privacy parameter ε of the Laplace mechanism", low=0.0, low_open=True),
+            Param("alpha", "float", 3.1, "index exponent α of the AdaP-UCB stand-in (> 3 in its analysis)",
+                  low=0.0, low_open=True),
+        ),
+        reconstructed=True,
+    )
+}

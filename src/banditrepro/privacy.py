@@ -1,0 +1,176 @@
+"""Privacy accounting of the DP-TS-UCB paper (Hu, Huang, Zhang, Lécuyer, Hegde, ICML 2025).
+
+Pure numpy/scipy, vectorised over array arguments (scalars in, floats out). Natural logarithms.
+
+- ``phi``: the fresh-sample budget φ = c0 T^{0.5(1−α)} ln^{0.5(3−α)} T of Algorithm 1, c0 = √(2πe).
+- ``eta_dp_ts_ucb``: Theorem 4.4, η = √(2 c0 T^{0.5(1−α)} ln^{1.5(1−α)} T) (= √(2φ / ln^α T)); used for plots
+  (SPEC binding decision).
+- ``eta_dp_ts_ucb_thm46``: the η = √(2φ) that Theorem 4.6 writes; equals Theorem 4.4 only at α = 0.
+- ``eta_m_ts_gaussian``: M-TS-Gaussian (Ou et al. 2024), η = √(T / (c (b+1))).
+- ``delta_of_epsilon``: Theorem 2.4 (Dong et al.), the (ε, δ(ε))-DP curve of an η-GDP mechanism.
+- ``equal_privacy_c``: App. E.1, the c that gives M-TS-Gaussian the GDP of DP-TS-UCB(α).
+- ``regret_bounds_table``: Table 1 evaluated numerically, every hidden constant set to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from banditrepro import ReproError
+
+C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe) = 4.1327...
+
+__all__ = ["C0", "phi", "eta_dp_ts_ucb", "eta_dp_ts_ucb_thm46", "eta_m_ts_gaussian", "delta_of_epsilon",
+           "equal_privacy_c", "regret_bounds_table", "BoundRow"]
+
+
+def _out(x):
+    x = np.asarray(x, dtype=np.float64)
+    return float(x) if x.ndim == 0 else x
+
+
+def _first_bad(values: np.ndarray, bad: np.ndarray) -> str:
+    return f"{values[bad].flat[0]:g}" if values.ndim else f"{float(values):g}"
+
+
+def _alpha(alpha) -> np.ndarray:
+    a = np.asarray(alpha, dtype=np.float64)
+    bad = ~np.isfinite(a) | (a < 0) | (a > 1)
+    if np.any(bad):
+        raise ReproError(f"alpha must lie in [0, 1], got {_first_bad(a, bad)}")
+    return a
+
+
+def _horizon(T) -> np.ndarray:
+    t = np.asarray(T, dtype=np.float64)
+    bad = ~np.isfinite(t) | (t <= 1)
+    if np.any(bad):
+        raise ReproError(f"horizon T must be > 1, got {_first_bad(t, bad)}")
+    return t
+
+
+def _nonneg(name: str, value) -> np.ndarray:
+    v = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(v) | (v < 0)
+    if np.any(bad):
+        raise ReproError(f"{name} must be >= 0, got {_first_bad(v, bad)}")
+    return v
+
+
+def _positive(name: str, value) -> np.ndarray:
+    v = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(v) | (v <= 0)
+    if np.any(bad):
+        raise ReproError(f"{name} must be > 0, got {_first_bad(v, bad)}")
+    return v
+
+
+def phi(alpha, T):
+    """Algorithm 1 line 1: φ = c0 T^{0.5(1−α)} ln^{0.5(3−α)}(T) (real-valued; ⌊φ⌋ fresh samples per epoch)."""
+    a, t = _alpha(alpha), _horizon(T)
+    return _out(C0 * t ** (0.5 * (1 - a)) * np.log(t) ** (0.5 * (3 - a)))
+
+
+def eta_dp_ts_ucb(alpha, T):
+    """Theorem 4.4: DP-TS-UCB(α) is √(2 c0 T^{0.5(1−α)} ln^{1.5(1−α)} T)-GDP (√(2c0) at α = 1)."""
+    a, t = _alpha(alpha), _horizon(T)
+    return _out(np.sqrt(2 * C0 * t ** (0.5 * (1 - a)) * np.log(t) ** (1.5 * (1 - a))))
+
+
+def eta_dp_ts_ucb_thm46(alpha, T):
+    """Theorem 4.6's form η = √(2φ); it drops the 1/ln^α T of the proof, so it exceeds Thm 4.4 for α > 0."""
+    return _out(np.sqrt(2 * np.asarray(phi(alpha, T))))
+
+
+def eta_m_ts_gaussian(T, b, c):
+    """M-TS-Gaussian with b pre-pulls per arm and variance scale c: √(T / (c (b+1)))-GDP (TS-Gaussian: b=0, c=1)."""
+    t = _horizon(T)
+    bb = _nonneg("b", b)
+    cc = _positive("c", c)
+    return _out(np.sqrt(t / (cc * (bb + 1))))
+
+
+def equal_privacy_c(alpha, T, b):
+    """App. E.1: c = T^{0.5(1+α)} ln^{−1.5(1−α)}(T) / (2 c0 (b+1)), so that M-TS-Gaussian(b, c) has the GDP
+    parameter of DP-TS-UCB(α) (Thm 4.4). The Sec. 5.3 version has an extra square root, a typo: only this
+    form gives the paper's c = 1.18 (α=0, b=1) and c = 60.46 (α=1, b=2000) at T = 10^6."""
+    a, t = _alpha(alpha), _horizon(T)
+    bb = _nonneg("b", b)
+    return _out(t ** (0.5 * (1 + a)) * np.log(t) ** (-1.5 * (1 - a)) / (2 * C0 * (bb + 1)))
+
+
+def delta_of_epsilon(eps, eta):
+    """Theorem 2.4: an η-GDP mechanism is (ε, δ(ε))-DP with δ(ε) = Φ(−ε/η + η/2) − e^ε Φ(−ε/η − η/2).
+
+    Evaluated as Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a))) with ``log_ndtr``, which stays accurate when both terms
+    are tiny (small η) or when η is in the thousands. δ = 0 at η = 0; the result is clipped to [0, 1].
+    """
+    e = _positive("epsilon", eps)
+    h = _nonneg("eta", eta)
+    e, h = np.broadcast_arrays(e, h)
+    safe = np.where(h > 0, h, 1.0)
+    la = log_ndtr(-e / safe + safe / 2)
+    lb = log_ndtr(-e / safe - safe / 2)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = np.exp(la) * -np.expm1(np.minimum(e + lb - la, 0.0))
+    return _out(np.clip(np.where(h > 0, d, 0.0), 0.0, 1.0))
+
+
+class BoundRow(NamedTuple):
+    algorithm: str
+    regret_bound: str  # Table 1 text
+    gdp: str  # Table 1 text
+    regret: float  # the bound with every hidden constant = 1, summed over the sub-optimal arms
+    eta: float  # the GDP parameter with every hidden constant = 1 (Õ / O dropped)
+
+
+def regret_bounds_table(T, means, *, alpha: float = 0.5, b: int = 0, c: float = 1.0,
+                        gamma: float = 0.25) -> list[BoundRow]:
+    """Table 1 of the paper, evaluated at horizon ``T`` on Bernoulli ``means``.
+
+    Every O(·)/Õ(·) is read with constant 1 (and no hidden logs), and the K·f(Δ)/Δ forms are evaluated
+    as Σ_{i: Δ_i > 0} f(Δ_i)/Δ_i, the per-arm sums of Thm 4.2 and Agrawal–Goyal, so the numbers are orders
+    of magnitude, not predictions. ``alpha`` is the DP-TS-UCB trade-off parameter and the exponent of the
+    M-TS-G row with b, c = ln^α T; ``b``, ``c`` parametrise the generic M-TS-G row; ``gamma`` the b, c = T^γ row
+    (b = c = T^γ and ln^α T are used as is, without rounding b).
+    """
+    t = float(_horizon(T))
+    a = float(_alpha(alpha))
+    bb = float(_nonneg("b", b))
+    cc = float(_positive("c", c))
+    g = float(_positive("gamma", gamma))
+    mu = np.asarray(means, dtype=np.float64)
+    if mu.ndim != 1 or mu.size < 2 or not np.all(np.isfinite(mu)):
+        raise ReproError(f"means must be a 1-D list of at least 2 finite numbers, got {means!r}")
+    K = mu.size
+    gaps = mu.max() - mu
+    d = gaps[gaps > 0]
+    L = math.log(t)
+    LL = math.log(L)
+
+    def ts_sum(scale: float) -> float:  # Σ scale·ln(TΔ²)/Δ
+        return float(np.sum(scale * np.log(t * d**2) / d))
+
+    def dp_sum(x: float) -> float:  # Thm 4.2 with α = x
+        return float(np.sum(np.log(t ** (0.5 * (3 - x)) * d**2) * L**x / d + LL * L**x / d))
+
+    tg = t**g
+    la = L**a
+    return [
+        BoundRow("TS-G", "O(K ln(TΔ²)/Δ)", "O(√T)", ts_sum(1.0), math.sqrt(t)),
+        BoundRow(f"M-TS-G (b={bb:g}, c={cc:g})", "bK + O(cK ln(TΔ²)/Δ)", "√(T/(c(b+1)))",
+                 bb * K + ts_sum(cc), math.sqrt(t / (cc * (bb + 1)))),
+        BoundRow(f"M-TS-G (b, c = T^γ, γ={g:g})", "O(K T^γ ln(TΔ²)/Δ)", "O(√(T^(1−2γ)))",
+                 ts_sum(tg), math.sqrt(t ** (1 - 2 * g))),
+        BoundRow(f"M-TS-G (b, c = ln^α T, α={a:g})", "O(K ln^α(T) ln(TΔ²)/Δ)", "O(√(T/ln^(2α)(T)))",
+                 ts_sum(la), math.sqrt(t / L ** (2 * a))),
+        BoundRow(f"DP-TS-UCB (α={a:g})", "O(K ln(T^(0.5(3−α))Δ²) ln^α(T)/Δ) + O(K lnln(T) ln^α(T)/Δ)",
+                 "O(√(T^(0.5(1−α)) ln^(1.5(1−α))(T)))", dp_sum(a),
+                 math.sqrt(t ** (0.5 * (1 - a)) * L ** (1.5 * (1 - a)))),
+        BoundRow("DP-TS-UCB (α=0)", "O(K ln(T^1.5 Δ²)/Δ) + O(K lnln(T)/Δ)", "Õ(T^0.25)", dp_sum(0.0), t**0.25),
+        BoundRow("DP-TS-UCB (α=1)", "O(K ln(TΔ²) ln(T)/Δ) + O(K lnln(T) ln(T)/Δ)", "O(1)", dp_sum(1.0), 1.0),
+    ]
