@@ -4,7 +4,8 @@ from snakemake.utils import min_version
 min_version("8.0")
 
 
-configfile: "config/config.yaml"
+# the default config lives beside this file, so `--directory` elsewhere still finds it
+configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
@@ -16,6 +17,6 @@ include: "workflow/rules/report.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True

@@ -41,6 +41,11 @@ class CellResult:
     def algorithm_id(self) -> str:
         return algorithms.algorithm_id(self.algorithm, self.params)
 
+    def describe(self) -> str:
+        finals = ", ".join(f"{k}={v[-1]:.6g}" for k, v in self.curves.items())
+        return (f"{self.algorithm_id} on {self.instance}, T={self.horizon}, run {self.run}: {finals} "
+                f"({self.wall_seconds:.3f} s, kernel load {self.meta.get('load_seconds', 0):.3f} s)")
+
     def arrays(self) -> dict[str, np.ndarray]:
         arrays = {"grid": self.grid, "n_batches": np.int64(self.n_batches), "run": np.int64(self.run),
                   "horizon": np.int64(self.horizon), "base_seed": np.int64(self.base_seed),

@@ -58,9 +58,7 @@ def cmd_simulate(args) -> int:
     instance = _instance(args)
     result = run_cell(name, params, instance, args.horizon, args.seed, args.base_seed)
     write_cell(result, args.out)
-    finals = ", ".join(f"{k}={v[-1]:.6g}" for k, v in result.curves.items())
-    print(f"{result.algorithm_id} on {instance.name}, T={args.horizon}, run {args.seed}: {finals} "
-          f"({result.wall_seconds:.3f} s)")
+    print(result.describe())
     return 0
 
 
@@ -89,7 +87,8 @@ def cmd_fetch(args) -> int:
     from banditrepro.datasets.catalog import load_catalog
 
     cat = load_catalog(args.catalog)
-    where = cat.fetch(args.source, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout)
+    where = cat.fetch(args.source, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout,
+                      dest=args.dest)
     print(f"{args.source}: verified, from {where}")
     return 0
 
@@ -118,7 +117,10 @@ def cmd_prepare(args) -> int:
     from banditrepro.datasets.catalog import load_catalog
 
     cat = load_catalog(args.catalog)
-    rec = cat.prepare(args.dataset, args.raw_dir, args.prepared_dir)
+    if args.out and Path(args.out).name != f"{args.dataset}.json":
+        raise ReproError(f"--out must name {args.dataset}.json, got {args.out}")
+    prepared_dir = Path(args.out).parent if args.out else args.prepared_dir
+    rec = cat.prepare(args.dataset, args.raw_dir, prepared_dir)
     cw = rec.get("condorcet_label")
     print(f"{args.dataset}: prepared" + (f", Condorcet winner {cw}" if cw else ""))
     return 0
@@ -209,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("fetch", help="obtain one raw file (mirrors first), verify its checksum")
     s.add_argument("source", help="relative path of the raw file, e.g. mslr/MSLR-Nabigational.txt")
+    s.add_argument("--dest", help="where to put it (default: <raw-dir>/<source>)")
     data_opts(s)
     s.set_defaults(func=cmd_fetch)
 
@@ -220,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("prepare", help="derive a dataset from its raw files into data/prepared/<name>.json")
     s.add_argument("dataset")
+    s.add_argument("--out", help="the prepared file (default: <prepared-dir>/<dataset>.json)")
     data_opts(s, mirrors=False)
     s.set_defaults(func=cmd_prepare)
     def manifest_opts(sp):

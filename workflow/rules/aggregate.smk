@@ -6,20 +6,25 @@ rule summarize_cell:
         lambda wc: [cell_path(wc.dataset, wc.horizon, wc.algo, r) for r in RUNS],
     output:
         "results/summaries/{dataset}/T{horizon}/{algo}.npz",
+    log:
+        "logs/summaries/{dataset}/T{horizon}/{algo}.log",
     resources:
         runtime=5,
         mem_mb=500,
     run:
-        from banditrepro.aggregate import write_summary
-
-        write_summary(list(input), output[0])
+        summarize_job(input, output, log)
 
 
 rule runtime_table:
     input:
         lambda wc: sorted(
-            {summary_path(p.dataset, p.horizon, a.id) for f in FIGURES for p in f.panels
-             for a in p.algorithms if not CATALOG.is_optional(p.dataset)}
+            {
+                summary_path(p.dataset, p.horizon, a.id)
+                for f in FIGURES
+                for p in f.panels
+                for a in p.algorithms
+                if not CATALOG.is_optional(p.dataset)
+            }
         ),
     output:
         report(
@@ -27,8 +32,12 @@ rule runtime_table:
             caption="../report/runtime.rst",
             category="Run time",
         ),
+    log:
+        "logs/runtime_table.log",
+    conda:
+        "../../envs/banditrepro.yaml"
     resources:
         runtime=5,
         mem_mb=500,
     shell:
-        "{CLI} runtime-table --out {output} {input}"
+        "python -m banditrepro runtime-table --out {output} {input} > {log} 2>&1"

@@ -10,10 +10,8 @@ validate(config, schema="../schemas/config.schema.yaml")
 
 ROOT = Path(workflow.basedir)
 SRC = ROOT / "src"
-# Jobs import the package from this checkout (also inside conda environments without an install).
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(SRC), os.environ.get("PYTHONPATH", "")) if p
-)
+# Parse time and in-process jobs import the package from this checkout even if it is not installed;
+# shell jobs run `python -m banditrepro` from the installed package (README, envs/banditrepro.yaml).
 if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 
@@ -84,7 +82,9 @@ def figure_inputs(wildcards):
             files.append(status)
             if not available:
                 continue
-        files.extend(summary_path(panel.dataset, panel.horizon, a.id) for a in panel.algorithms)
+        files.extend(
+            summary_path(panel.dataset, panel.horizon, a.id) for a in panel.algorithms
+        )
         files.append(f"{PREPARED}/{panel.dataset}.json")
     return sorted(set(files))
 
@@ -98,3 +98,44 @@ def all_targets():
     targets = [t for fig in FIGURES for t in figure_outputs(fig)]
     targets += ["results/claims.csv", "results/tables/runtime.csv", "results/report.md"]
     return targets
+
+
+def figure_caption(wildcards):
+    fig = FIGURE_BY_STEM[f"{wildcards.paper}/{wildcards.figure}"]
+    algos = {a.id: a.label for p in fig.panels for a in p.algorithms}
+    panels = "; ".join(f"{p.title}: {p.dataset}, T = {p.horizon:,}" for p in fig.panels)
+    return (
+        f"{fig.title}. {fig.caption} Configuration: {config['runs']} runs per line, base seed "
+        f"{config['base_seed']}; panels: {panels}; algorithms (id → legend): "
+        + ", ".join(f"{k} → {v}" for k, v in algos.items())
+        + "."
+    )
+
+
+def figure_args():
+    papers = " ".join(config["papers"])
+    cap = f"--max-horizon {config['max_horizon']}" if config["max_horizon"] else ""
+    return f"--manifest {_root_path(config['manifest'])} --papers {papers} {cap}"
+
+
+def simulate_job(wildcards, input, output, params, log):
+    """Body of the in-process cell job (see simulate.smk)."""
+    from banditrepro.cell import simulate_to_file
+
+    result = simulate_to_file(
+        wildcards.algo,
+        input[0],
+        int(wildcards.horizon),
+        int(wildcards.run),
+        params.base_seed,
+        output.cell,
+        output.meta,
+    )
+    Path(log[0]).write_text(result.describe() + "\n")
+
+
+def summarize_job(input, output, log):
+    from banditrepro.aggregate import write_summary
+
+    write_summary(list(input), output[0])
+    Path(log[0]).write_text(f"{len(input)} runs summarized\n")

@@ -4,20 +4,22 @@
 rule fetch_raw:
     output:
         f"{RAW}/{{source}}",
+    log:
+        "logs/fetch/{source}.log",
     wildcard_constraints:
         source=r"[^/]+/[^/]+",
+    conda:
+        "../../envs/banditrepro.yaml"
+    resources:
+        runtime=30,
+        mem_mb=500,
     params:
         mirrors=mirror_args(),
         retries=config["download"]["retries"],
         timeout=config["download"]["timeout"],
         catalog=_root_path(config["catalog"]),
-    resources:
-        runtime=30,
-        mem_mb=500,
-    log:
-        "logs/fetch/{source}.log",
     shell:
-        "{CLI} fetch {wildcards.source} --catalog {params.catalog} --raw-dir {RAW} {params.mirrors}"
+        "python -m banditrepro fetch {wildcards.source} --catalog {params.catalog} --dest {output} {params.mirrors}"
         " --retries {params.retries} --timeout {params.timeout} > {log} 2>&1"
 
 
@@ -26,33 +28,41 @@ checkpoint probe_dataset:
     # failing the whole run; figures then mark their panels "requires network access".
     output:
         "data/status/{dataset}.json",
+    log:
+        "logs/probe/{dataset}.log",
+    conda:
+        "../../envs/banditrepro.yaml"
+    resources:
+        runtime=30,
+        mem_mb=500,
     params:
         mirrors=mirror_args(),
         catalog=_root_path(config["catalog"]),
         timeout=config["download"]["timeout"],
-    resources:
-        runtime=30,
-        mem_mb=500,
-    log:
-        "logs/probe/{dataset}.log",
+        raw=RAW,
     shell:
-        "{CLI} probe {wildcards.dataset} --out {output} --catalog {params.catalog} --raw-dir {RAW}"
+        "python -m banditrepro probe {wildcards.dataset} --out {output} --catalog {params.catalog} --raw-dir {params.raw}"
         " {params.mirrors} --retries 1 --timeout {params.timeout} > {log} 2>&1"
 
 
 rule prepare_dataset:
     input:
         raw=lambda wc: [f"{RAW}/{s}" for s in CATALOG.raw_inputs(wc.dataset)],
-        fallback=lambda wc: [f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)],
+        fallback=lambda wc: [
+            f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)
+        ],
     output:
         f"{PREPARED}/{{dataset}}.json",
-    params:
-        catalog=_root_path(config["catalog"]),
+    log:
+        "logs/prepare/{dataset}.log",
+    conda:
+        "../../envs/banditrepro.yaml"
     resources:
         runtime=10,
         mem_mb=1000,
-    log:
-        "logs/prepare/{dataset}.log",
+    params:
+        catalog=_root_path(config["catalog"]),
+        raw=RAW,
     shell:
-        "{CLI} prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {RAW}"
-        " --prepared-dir {PREPARED} > {log} 2>&1"
+        "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
+        " --out {output} > {log} 2>&1"

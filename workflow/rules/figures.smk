@@ -1,24 +1,6 @@
 # Stage 4: every figure and table of the manifest, and the claims checked against them.
 
 
-def figure_caption(wildcards):
-    fig = FIGURE_BY_STEM[f"{wildcards.paper}/{wildcards.figure}"]
-    algos = {a.id: a.label for p in fig.panels for a in p.algorithms}
-    panels = "; ".join(f"{p.title}: {p.dataset}, T = {p.horizon:,}" for p in fig.panels)
-    return (
-        f"{fig.title}. {fig.caption} Configuration: {config['runs']} runs per line, base seed "
-        f"{config['base_seed']}; panels: {panels}; algorithms (id → legend): "
-        + ", ".join(f"{k} → {v}" for k, v in algos.items())
-        + "."
-    )
-
-
-def figure_args():
-    papers = " ".join(config["papers"])
-    cap = f"--max-horizon {config['max_horizon']}" if config["max_horizon"] else ""
-    return f"--manifest {_root_path(config['manifest'])} --papers {papers} {cap}"
-
-
 rule figure:
     input:
         figure_inputs,
@@ -31,17 +13,20 @@ rule figure:
         ),
         pdf="results/figures/{paper}/{figure}.pdf",
         table="results/tables/{paper}/{figure}.csv",
-    params:
-        caption=figure_caption,
-        args=figure_args(),
+    log:
+        "logs/figures/{paper}/{figure}.log",
+    conda:
+        "../../envs/banditrepro.yaml"
     resources:
         runtime=10,
         mem_mb=1500,
-    log:
-        "logs/figures/{paper}/{figure}.log",
+    params:
+        caption=figure_caption,
+        args=figure_args(),
+        prepared=PREPARED,
     shell:
-        "{CLI} figure {wildcards.paper}/{wildcards.figure} {params.args} --prepared-dir {PREPARED}"
-        " --status-dir data/status --runs {config[runs]}"
+        "python -m banditrepro figure {wildcards.paper}/{wildcards.figure} {params.args} --prepared-dir {params.prepared}"
+        " --status-dir data/status"
         " --png {output.png} --pdf {output.pdf} --table {output.table} > {log} 2>&1"
 
 
@@ -50,12 +35,14 @@ rule claims:
         lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
     output:
         report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
-    params:
-        args=figure_args(),
+    log:
+        "logs/claims.log",
+    conda:
+        "../../envs/banditrepro.yaml"
     resources:
         runtime=10,
         mem_mb=1000,
-    log:
-        "logs/claims.log",
+    params:
+        args=figure_args(),
     shell:
-        "{CLI} claims {params.args} --status-dir data/status --out {output} > {log} 2>&1"
+        "python -m banditrepro claims {params.args} --status-dir data/status --out {output} > {log} 2>&1"

@@ -11,10 +11,15 @@ rule report_md:
         runtime="results/tables/runtime.csv",
     output:
         "results/report.md",
-    params:
-        args=figure_args(),
+    log:
+        "logs/report.log",
+    conda:
+        "../../envs/banditrepro.yaml"
     resources:
         runtime=5,
         mem_mb=500,
+    params:
+        args=figure_args(),
     shell:
-        "{CLI} report {params.args} --claims {input.claims} --runtime {input.runtime} --out {output}"
+        "python -m banditrepro report {params.args} --claims {input.claims} --runtime {input.runtime}"
+        " --out {output} > {log} 2>&1"

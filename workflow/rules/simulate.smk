@@ -12,20 +12,12 @@ rule simulate:
     output:
         cell=f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{{run}}.npz",
         meta=f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{{run}}.json",
-    params:
-        base_seed=config["base_seed"],
+    log:
+        "logs/cells/{dataset}/T{horizon}/{algo}/run{run}.log",
     resources:
         runtime=lambda wc: 5 + int(wc.horizon) // 200_000,
         mem_mb=300,
+    params:
+        base_seed=config["base_seed"],
     run:
-        from banditrepro.cell import simulate_to_file
-
-        simulate_to_file(
-            wildcards.algo,
-            input[0],
-            int(wildcards.horizon),
-            int(wildcards.run),
-            params.base_seed,
-            output.cell,
-            output.meta,
-        )
+        simulate_job(wildcards, input, output, params, log)

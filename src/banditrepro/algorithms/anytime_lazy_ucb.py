@@ -18,30 +18,19 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
-def laplace_epoch_observe(j, x, O, r, esum, nobs, mu_tilde, eps, rng):
-    """Add one observation x of arm j; at the end of an epoch of 2^r fresh observations publish
-    μ̃_j = (Σ + Lap(1/ε)) / 2^r and start epoch r+1. Returns True at an epoch end. (Same step as
-    Lazy-DP-TS; kept in this file so numba's per-file cache invalidation stays correct.)"""
-    O[j] += 1
-    esum[j] += x
-    if O[j] == (1 << r[j]):
-        nobs[j] = O[j]
-        mu_tilde[j] = (esum[j] + rng.laplace(0.0, 1.0 / eps)) / O[j]
-        r[j] += 1
-        O[j] = 0
-        esum[j] = 0.0
-        return True
-    return False
+@njit(cache=True, inline="always")
+def private_mean(esum, n, eps, rng):
+    """Laplace mechanism on one epoch: μ̃ = (Σ of its n fresh rewards + Lap(1/ε)) / n."""
+    return (esum + rng.laplace(0.0, 1.0 / eps)) / n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def index_terms(t, alpha, eps):
     """The arm-independent parts of the index at round t (1-based): α ln(2t)/2 and α ln t / ε."""
     return alpha * math.log(2.0 * t) / 2.0, alpha * math.log(t) / eps
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def ucb_index(mu_tilde_j, n, a2, b2):
     """I_j(t) = μ̃_j + √(α ln(2t) / (2n)) + α ln t / (ε n) for an arm whose last epoch had n observations."""
     return mu_tilde_j + math.sqrt(a2 / n) + b2 / n
@@ -57,12 +46,14 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
     O = np.zeros(K, np.int64)
     esum = np.zeros(K)
     t = 0
-    # Initial epoch: one pull of every arm.
+    # Initial epoch of size 1: one pull of every arm, published at once.
     for i in range(K):
         if t >= T:
             break
         record(tab, grid, cum, out, pos, i, i, 1)
-        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        mu_tilde[i] = private_mean(1.0 if rng.random() < mu[i] else 0.0, 1, eps, rng)
+        nobs[i] = 1
+        r[i] = 1
         t += 1
     while t < T:
         a2, b2 = index_terms(t + 1.0, alpha, eps)  # round t+1 (1-based)
@@ -81,7 +72,16 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
                 if rng.integers(0, ties) == 0:
                     i = j
         record(tab, grid, cum, out, pos, i, i, 1)
-        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        # Count the observation; at O_i = 2^{r_i} publish the private mean and drop the epoch's data.
+        O[i] += 1
+        if rng.random() < mu[i]:
+            esum[i] += 1.0
+        if O[i] == (1 << r[i]):
+            nobs[i] = O[i]
+            mu_tilde[i] = private_mean(esum[i], O[i], eps, rng)
+            r[i] += 1
+            O[i] = 0
+            esum[i] = 0.0
         t += 1
     return out, 0, pos[0]
 

@@ -18,7 +18,7 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scan_active(n, ph, act, nact):
     """One pass over W: (slot of b = argmin n_b with ties to the lowest index, n* = min n, min P̂, max P̂).
 
@@ -40,7 +40,7 @@ def scan_active(n, ph, act, nact):
     return slot, nstar, pmin, pmax
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def draw_opponent(act, nact, slot, rng):
     """b' ~ Unif(W \\ {b}), b = act[slot]."""
     k = rng.integers(0, nact - 1)
@@ -49,7 +49,7 @@ def draw_opponent(act, nact, slot, rng):
     return act[k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def confidence(nstar, g2, log_inv_delta):
     """c* = γ²·sqrt(log(1/δ)/n*); 1 while some active arm has n = 0 (library)."""
     if nstar == 0:
@@ -57,7 +57,7 @@ def confidence(nstar, g2, log_inv_delta):
     return g2 * math.sqrt(log_inv_delta / nstar)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def worst_arm(ph, act, nact, pmin, rng):
     """The arm to remove: argmin P̂ over W, ties uniformly at random."""
     worst = -1
@@ -71,7 +71,7 @@ def worst_arm(ph, act, nact, pmin, rng):
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def remove_arm(act, nact, x, n, w, ph, cnt, win):
     """Drop x from W and forget every comparison against it (n_i −= N(i vs x), w_i −= W(i over x))."""
     k = 0
@@ -87,7 +87,7 @@ def remove_arm(act, nact, x, n, w, ph, cnt, win):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def btm_kernel(P, T, tab, grid, rng, gamma):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

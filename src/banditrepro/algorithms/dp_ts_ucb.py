@@ -32,38 +32,29 @@ def sample_budget(alpha, T):
     return int(math.floor(phi))
 
 
-@njit(cache=True)
-def draw_theta(j, mu_hat, sd, budget, MAX, rng):
-    """Alg. 1 lines 5-11 for arm j: a fresh N(μ̂_j, ln^α T / n_j) sample while budget remains (Phase I,
-    MAX_j tracks the best one), else the stored MAX_j (Phase II)."""
-    if budget[j] > 0:
-        th = mu_hat[j] + sd[j] * rng.standard_normal()
-        budget[j] -= 1
-        if th > MAX[j]:
-            MAX[j] = th
-        return th
-    return MAX[j]
+@njit(cache=True, inline="always")
+def phase_step(mu_hat, sd, budget, mx, rng):
+    """Alg. 1 lines 5-11 for one arm: while budget h >= 1 remains (Phase I) draw a fresh
+    θ ~ N(μ̂, sd²), sd² = ln^α T / n, spend one unit and keep MAX = max(MAX, θ); otherwise (Phase II) reuse
+    θ = MAX. Returns (θ, new budget, new MAX). Scalars only, so numba inlines it for free."""
+    if budget > 0:
+        th = mu_hat + sd * rng.standard_normal()
+        return th, budget - 1, max(mx, th)
+    return mx, budget, mx
 
 
 @njit(cache=True)
-def observe(j, n, x, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
-    """Alg. 1 lines 14-19 for n plays of arm j with reward sum x (n must not cross the epoch end).
-
-    Returns True when the epoch closes: μ̂_j becomes the mean of its 2^r fresh observations, the Gaussian
-    is N(μ̂_j, ln^α T / 2^r), the budget is refilled to ⌊φ⌋ and MAX_j reset to 0."""
-    O[j] += n
-    esum[j] += x
-    if O[j] == (1 << r[j]):
-        nobs[j] = O[j]
-        mu_hat[j] = esum[j] / O[j]
-        sd[j] = math.sqrt(var_scale / O[j])
-        budget[j] = H
-        MAX[j] = 0.0
-        r[j] += 1
-        O[j] = 0
-        esum[j] = 0.0
-        return True
-    return False
+def close_epoch(j, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
+    """Alg. 1 lines 15-19, once O_j = 2^{r_j}: μ̂_j becomes the mean of this epoch's 2^r fresh observations,
+    the Gaussian is N(μ̂_j, ln^α T / 2^r), the budget is refilled to ⌊φ⌋, MAX_j reset to 0, r_j += 1."""
+    nobs[j] = O[j]
+    mu_hat[j] = esum[j] / O[j]
+    sd[j] = math.sqrt(var_scale / O[j])
+    budget[j] = H
+    MAX[j] = 0.0
+    r[j] += 1
+    O[j] = 0
+    esum[j] = 0.0
 
 
 @njit(cache=True)
@@ -120,9 +111,12 @@ def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
                 record(tab, grid, cum, out, pos, i, i, n)
                 if trace:
                     pulls[t:t + n] = i
-                x = float(rng.binomial(n, mu[i]))
                 npull[i] += n
-                if observe(i, n, x, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
+                # Lines 14-19 for the n plays at once (the reward sum is Binomial(n, μ_i)).
+                O[i] += n
+                esum[i] += float(rng.binomial(n, mu[i]))
+                if O[i] == (1 << r[i]):
+                    close_epoch(i, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H)
                     nepoch[i] += 1
                     if H > 0:
                         n1 += 1
@@ -132,7 +126,7 @@ def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
         for j in range(K):
             if budget[j] > 0:
                 ndraw[j] += 1
-                theta[j] = draw_theta(j, mu_hat, sd, budget, MAX, rng)
+                theta[j], budget[j], MAX[j] = phase_step(mu_hat[j], sd[j], budget[j], MAX[j], rng)
                 if budget[j] == 0:
                     n1 -= 1
             else:
@@ -154,13 +148,16 @@ def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
         record(tab, grid, cum, out, pos, i, i, 1)
         if trace:
             pulls[t] = i
-        x = 1.0 if rng.random() < mu[i] else 0.0
         npull[i] += 1
-        was_phase2 = budget[i] == 0
-        if observe(i, 1, x, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
+        # Lines 14-19: count the observation; close the epoch at O_i = 2^{r_i}.
+        O[i] += 1
+        if rng.random() < mu[i]:
+            esum[i] += 1.0
+        if O[i] == (1 << r[i]):
+            if budget[i] == 0 and H > 0:
+                n1 += 1  # back to Phase I
+            close_epoch(i, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H)
             nepoch[i] += 1
-            if was_phase2 and H > 0:
-                n1 += 1
         t += 1
     if state.shape[0] > 0:
         for j in range(K):

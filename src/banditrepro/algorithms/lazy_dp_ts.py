@@ -19,23 +19,13 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
-def laplace_epoch_observe(j, x, O, r, esum, nobs, mu_tilde, eps, rng):
-    """Add one observation x of arm j; when the epoch's 2^r fresh observations are complete, publish
-    μ̃_j = (Σ + Lap(1/ε)) / 2^r, drop them and start epoch r+1. Returns True at an epoch end."""
-    O[j] += 1
-    esum[j] += x
-    if O[j] == (1 << r[j]):
-        nobs[j] = O[j]
-        mu_tilde[j] = (esum[j] + rng.laplace(0.0, 1.0 / eps)) / O[j]
-        r[j] += 1
-        O[j] = 0
-        esum[j] = 0.0
-        return True
-    return False
+@njit(cache=True, inline="always")
+def private_mean(esum, n, eps, rng):
+    """Laplace mechanism on one epoch: μ̃ = (Σ of its n fresh rewards + Lap(1/ε)) / n."""
+    return (esum + rng.laplace(0.0, 1.0 / eps)) / n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def optimistic_beta(mu_tilde_j, n, lnt, eps, rng):
     """θ ~ Beta(μ n + 1, (1 − μ) n + 1) with μ = clip(μ̃ + 3 ln t / (ε n), 0, 1)."""
     m = mu_tilde_j + 3.0 * lnt / (eps * n)
@@ -57,12 +47,14 @@ def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
     esum = np.zeros(K)
     theta = np.zeros(K)
     t = 0
-    # Initial epoch: one pull of every arm.
+    # Initial epoch of size 1: one pull of every arm, published at once.
     for i in range(K):
         if t >= T:
             break
         record(tab, grid, cum, out, pos, i, i, 1)
-        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        mu_tilde[i] = private_mean(1.0 if rng.random() < mu[i] else 0.0, 1, eps, rng)
+        nobs[i] = 1
+        r[i] = 1
         t += 1
     while t < T:
         lnt = math.log(t + 1.0)  # round index t+1 (1-based)
@@ -84,7 +76,16 @@ def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
                 if rng.integers(0, ties) == 0:
                     i = j
         record(tab, grid, cum, out, pos, i, i, 1)
-        laplace_epoch_observe(i, 1.0 if rng.random() < mu[i] else 0.0, O, r, esum, nobs, mu_tilde, eps, rng)
+        # Count the observation; at O_i = 2^{r_i} publish the private mean and drop the epoch's data.
+        O[i] += 1
+        if rng.random() < mu[i]:
+            esum[i] += 1.0
+        if O[i] == (1 << r[i]):
+            nobs[i] = O[i]
+            mu_tilde[i] = private_mean(esum[i], O[i], eps, rng)
+            r[i] += 1
+            O[i] = 0
+            esum[i] = 0.0
         t += 1
     return out, 0, pos[0]
 

@@ -29,7 +29,7 @@ from banditrepro.recorder import new_recorder, record
 OPP_TOL = 0.50001  # O_l = {j != l : μ̂_lj <= 0.50001} (library constant)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def kl_half(p):
     """KL(p, 1/2) for p in [0, 1], with 0 log 0 = 0."""
     v = 0.0
@@ -40,7 +40,7 @@ def kl_half(p):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_pair(W, N, ph, kl, C, I, a, b, a_won):
     """Record one duel of (a, b), a != b, and refresh the cached statistics of that pair.
 
@@ -74,7 +74,7 @@ def update_pair(W, N, ph, kl, C, I, a, b, a_won):
     I[b] = sb
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def argmin_first(x):
     """î* = argmin_i I_i (= argmax log-likelihood), ties to the lowest index (library)."""
     best = 0
@@ -84,7 +84,7 @@ def argmin_first(x):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def next_deficient(N, pi, pj, cursor, level):
     """First pair (in lexicographic order, from ``cursor`` on) with N_ij < level; npairs if none.
 
@@ -95,12 +95,12 @@ def next_deficient(N, pi, pj, cursor, level):
     return cursor
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _in_opponents(ph, l, j):
     return j != l and ph[l, j] <= OPP_TOL
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def most_losing(ph, l):
     """argmin_{j in O_l} μ̂_lj, ties to the last index (library ``<=``); -1 if O_l is empty."""
     m = -1
@@ -114,7 +114,7 @@ def most_losing(ph, l):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rmed1_opponent(ph, l, istar):
     """RMED1 choice of m(t): î* if it is in O_l, else the arm of O_l beating l most, else î*."""
     if _in_opponents(ph, l, istar):
@@ -123,7 +123,7 @@ def rmed1_opponent(ph, l, istar):
     return m if m >= 0 else istar
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smallest_regret_arm(ph, kl, l, istar):
     """b*(l) = argmin_{j: μ̂_lj < 1/2} max(μ̂_{î*l} + μ̂_{î*j} − 1, 0.01) / KL(μ̂_lj, 1/2); î* if none."""
     best = istar
@@ -139,7 +139,7 @@ def smallest_regret_arm(ph, kl, l, istar):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rmed2_opponent(ph, kl, N, l, istar, llt):
     """RMED2 choice of m(t) (library mode 2); ``llt`` = log log t."""
     bs = smallest_regret_arm(ph, kl, l, istar)
@@ -155,7 +155,7 @@ def rmed2_opponent(ph, kl, N, l, istar, llt):
     return m if m >= 0 else istar
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def first_member(S):
     for i in range(S.shape[0]):
         if S[i]:
@@ -163,7 +163,7 @@ def first_member(S):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def advance_loop(I, istar, l, Lc, Lrc, Ln, nlc, thr):
     """Loop bookkeeping after the main-phase duel of l: returns the new |L_C|.
 
@@ -188,7 +188,7 @@ def advance_loop(I, istar, l, Lc, Lrc, Ln, nlc, thr):
     return nlc
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rmed_kernel(P, T, tab, grid, rng, mode, kweight, alpha):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

@@ -17,7 +17,7 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _refresh_pair(W, N, alpha, thr, pT, isqT, a, b):
     n = N[a, b]
     for x, y in ((a, b), (b, a)):
@@ -27,7 +27,7 @@ def _refresh_pair(W, N, alpha, thr, pT, isqT, a, b):
         isqT[y, x] = 1.0 / math.sqrt(n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def row_max(thr, a):
     """max_j thr[a, j] (0 if all are 0): c is a candidate iff ln t >= this value."""
     m = 0.0
@@ -37,7 +37,7 @@ def row_max(thr, a):
     return m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def choose_c(rowmax, lnt, hyp, cand, rng):
     """Steps 1-2: the candidate set C and the choice of c; returns (c, new hypothesis B or -1)."""
     K = rowmax.shape[0]
@@ -73,7 +73,7 @@ def choose_c(rowmax, lnt, hyp, cand, rng):
     return cand[rng.integers(0, nc)], hyp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def choose_d(pT, isqT, c, s, rng):
     """Step 3: d = argmax_j U_jc (j = c included with U_cc = 1/2), ties uniformly at random.
 
@@ -94,7 +94,7 @@ def choose_d(pT, isqT, c, s, rng):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rucb_kernel(P, T, tab, grid, rng, alpha):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

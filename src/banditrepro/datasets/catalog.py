@@ -49,10 +49,10 @@ class Catalog:
         return bool(self.dataset(name).get("optional", False))
 
     def fetch(self, relpath: str, raw_dir: str | Path, mirrors: list[str], retries: int = 3,
-              timeout: float = 60.0) -> str:
+              timeout: float = 60.0, dest: str | Path | None = None) -> str:
         src = self.source(relpath)
         derive_fn = DERIVE_FROM_URL.get(src.get("derive_from_url", ""), None)
-        return fetch(relpath, Path(raw_dir) / relpath, url=src.get("url"), sha256=src.get("sha256"),
+        return fetch(relpath, dest or Path(raw_dir) / relpath, url=src.get("url"), sha256=src.get("sha256"),
                      git_blob=src.get("git_blob"), mirrors=list(mirrors), retries=retries, timeout=timeout,
                      derive_from_url=derive_fn)
 
