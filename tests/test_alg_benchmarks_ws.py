@@ -228,12 +228,16 @@ def ccb_direct(P, T, alpha, seed):
     return np.array(seq)
 
 
-@pytest.mark.parametrize("which", ["six", "easy3"])
-def test_ccb_kernel_equals_direct_algorithm_1(six_rankers, easy3, which):
-    P = six_rankers.P if which == "six" else easy3.P
+@pytest.mark.parametrize("which, alpha", [("six", 0.51), ("easy3", 0.51), ("close4", 0.1)])
+def test_ccb_kernel_equals_direct_algorithm_1(six_rankers, easy3, which, alpha):
+    """Also checks the kernel's shortcuts: O(K) expiry of confident verdicts, 8A on the last pair only,
+    8B-8C skipped while nothing changed. The small α on near-even arms makes wrong confident verdicts,
+    hence disproven hypotheses (8A resets)."""
+    u = np.array([0.6, 0.5, 0.45, 0.4])
+    P = {"six": six_rankers.P, "easy3": easy3.P, "close4": (1 + u[:, None] - u[None, :]) / 2}[which]
     T = 2500
     for seed in (0, 1):
-        np.testing.assert_array_equal(pair_trace(ccb_kernel, P, T, seed, 0.51), ccb_direct(P, T, 0.51, seed))
+        np.testing.assert_array_equal(pair_trace(ccb_kernel, P, T, seed, alpha), ccb_direct(P, T, alpha, seed))
 
 
 # ------------------------------------------------------------------------------------------ SCB

@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from banditrepro import ReproError
-from banditrepro.algorithms.winner_stays import (exploit_length, pick_first, pick_second, ws_s_kernel,
-                                                 ws_w_kernel, ws_w_trace)
+from banditrepro.algorithms.winner_stays import (
+    exploit_length,
+    pick_first,
+    pick_second,
+    ws_s_kernel,
+    ws_w_kernel,
+    ws_w_trace,
+)
 from banditrepro.instances import PreferenceMatrix
 
 

@@ -24,8 +24,8 @@ from banditrepro import ReproError
 
 C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe) = 4.1327...
 
-__all__ = ["C0", "phi", "eta_dp_ts_ucb", "eta_dp_ts_ucb_thm46", "eta_m_ts_gaussian", "delta_of_epsilon",
-           "equal_privacy_c", "regret_bounds_table", "BoundRow"]
+__all__ = ["C0", "BoundRow", "delta_of_epsilon", "equal_privacy_c", "eta_dp_ts_ucb", "eta_dp_ts_ucb_thm46",
+           "eta_m_ts_gaussian", "phi", "regret_bounds_table"]
 
 
 def _out(x):

@@ -18,33 +18,35 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def private_mean(esum, n, eps, rng):
     """Laplace mechanism on one epoch: μ̃ = (Σ of its n fresh rewards + Lap(1/ε)) / n."""
     return (esum + rng.laplace(0.0, 1.0 / eps)) / n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def index_terms(t, alpha, eps):
-    """The arm-independent parts of the index at round t (1-based): α ln(2t)/2 and α ln t / ε."""
-    return alpha * math.log(2.0 * t) / 2.0, alpha * math.log(t) / eps
+    """The arm-independent parts of the index at round t (1-based): √(α ln(2t) / 2) and α ln t / ε."""
+    return math.sqrt(alpha * math.log(2.0 * t) / 2.0), alpha * math.log(t) / eps
 
 
-@njit(cache=True, inline="always")
-def ucb_index(mu_tilde_j, n, a2, b2):
-    """I_j(t) = μ̃_j + √(α ln(2t) / (2n)) + α ln t / (ε n) for an arm whose last epoch had n observations."""
-    return mu_tilde_j + math.sqrt(a2 / n) + b2 / n
+@njit(cache=True, nogil=True, inline="always")
+def ucb_index(mu_tilde_j, isqn, invn, sa2, b2):
+    """I_j(t) = μ̃_j + √(α ln(2t) / (2n)) + α ln t / (ε n) for an arm whose last epoch had n observations,
+    given 1/√n and 1/n."""
+    return mu_tilde_j + sa2 * isqn + b2 * invn
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
     K = mu.shape[0]
     cum, out, pos = new_recorder(tab, grid)
     mu_tilde = np.zeros(K)
-    nobs = np.zeros(K, np.int64)
     r = np.zeros(K, np.int64)
     O = np.zeros(K, np.int64)
     esum = np.zeros(K)
+    isqn = np.zeros(K)  # 1/√n and 1/n of the last completed epoch
+    invn = np.zeros(K)
     t = 0
     # Initial epoch of size 1: one pull of every arm, published at once.
     for i in range(K):
@@ -52,17 +54,18 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
             break
         record(tab, grid, cum, out, pos, i, i, 1)
         mu_tilde[i] = private_mean(1.0 if rng.random() < mu[i] else 0.0, 1, eps, rng)
-        nobs[i] = 1
+        isqn[i] = 1.0
+        invn[i] = 1.0
         r[i] = 1
         t += 1
     while t < T:
-        a2, b2 = index_terms(t + 1.0, alpha, eps)  # round t+1 (1-based)
+        sa2, b2 = index_terms(t + 1.0, alpha, eps)  # round t+1 (1-based)
         # Pull the arm with the largest index (ties uniformly at random).
         i = 0
         best = -math.inf
         ties = 0
         for j in range(K):
-            v = ucb_index(mu_tilde[j], float(nobs[j]), a2, b2)
+            v = ucb_index(mu_tilde[j], isqn[j], invn[j], sa2, b2)
             if v > best:
                 best = v
                 i = j
@@ -77,7 +80,8 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
         if rng.random() < mu[i]:
             esum[i] += 1.0
         if O[i] == (1 << r[i]):
-            nobs[i] = O[i]
+            isqn[i] = 1.0 / math.sqrt(O[i])
+            invn[i] = 1.0 / O[i]
             mu_tilde[i] = private_mean(esum[i], O[i], eps, rng)
             r[i] += 1
             O[i] = 0

@@ -29,7 +29,7 @@ from banditrepro.algorithms.winner_stays import randint
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_reset(in_best, inB, Blist, nB):
     """Line 2–4 values: B = all arms, B^i = ∅; returns (|B|, L_C) = (K, K)."""
     K = in_best.shape[0]
@@ -41,7 +41,7 @@ def ccb_reset(in_best, inB, Blist, nB):
     return K, K
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_set_beaters(i, D, inB, Blist, nB):
     """Line 8B: B^i <- {k : u_ik < 1/2} = {k : D[k, i]}."""
     K = D.shape[0]
@@ -56,7 +56,7 @@ def ccb_set_beaters(i, D, inB, Blist, nB):
     nB[i] = n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_truncate(j, keep, inB, Blist, nB, rng):
     """Line 8C: keep ``keep`` uniformly chosen elements of B^j (all of them if it has no more)."""
     n = nB[j]
@@ -72,15 +72,14 @@ def ccb_truncate(j, keep, inB, Blist, nB, rng):
     nB[j] = keep
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_update_sets(D, Crow, Ccol, in_best, n_best, inB, Blist, nB, LC, rng):
     """Lines 8B–8C on the current confidence relation; returns (|B_t|, L_C)."""
     K = D.shape[0]
     # Line 8B: drop i from B_t if C̄(i) < C(j) for some j; rebuild B^i unless |B^i| = L_C + 1
     max_low = 0
     for j in range(K):
-        if Crow[j] > max_low:
-            max_low = Crow[j]
+        max_low = max(max_low, Crow[j])
     for i in range(K):
         if in_best[i] and K - 1 - Ccol[i] < max_low:
             in_best[i] = False
@@ -92,8 +91,7 @@ def ccb_update_sets(D, Crow, Ccol, in_best, n_best, inB, Blist, nB, LC, rng):
     # Line 8C: every i ∈ C_t (max C̄) whose score is settled (C̄(i) = C(i)) becomes a hypothesis
     min_col = Ccol[0]
     for i in range(1, K):
-        if Ccol[i] < min_col:
-            min_col = Ccol[i]
+        min_col = min(min_col, Ccol[i])
     for i in range(K):
         if Ccol[i] == min_col and K - 1 - Ccol[i] == Crow[i]:
             if not in_best[i]:
@@ -115,7 +113,7 @@ def ccb_update_sets(D, Crow, Ccol, in_best, n_best, inB, Blist, nB, LC, rng):
     return n_best, LC
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_challenger(c, use_Bc, s, pT, isqT, D, inB, rng):
     """Line 12: d = argmax_{j ∈ B, l_jc ≤ 1/2} u_jc, B = B^c_t or all arms; ties random, never c in a tie."""
     K = D.shape[0]
@@ -152,7 +150,7 @@ def ccb_challenger(c, use_Bc, s, pT, isqT, D, inB, rng):
     return d
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _refresh_row_min(w, D, theta, rowmin):
     K = D.shape[0]
     m = np.inf
@@ -162,14 +160,13 @@ def _refresh_row_min(w, D, theta, rowmin):
     rowmin[w] = m
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_candidates(Ccol, in_best, cand, inter):
     """Line 7: C_t = argmax C̄ (= argmin of the column sums) and B_t ∩ C_t; returns their sizes."""
     K = Ccol.shape[0]
     min_col = Ccol[0]
     for i in range(1, K):
-        if Ccol[i] < min_col:
-            min_col = Ccol[i]
+        min_col = min(min_col, Ccol[i])
     nc = 0
     ni = 0
     for i in range(K):
@@ -182,7 +179,7 @@ def ccb_candidates(Ccol, in_best, cand, inter):
     return nc, ni
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_open_pairs(D, Blist, nB, pairs):
     """Line 9's set {(i, j) : j ∈ B^i_t, 1/2 ∈ [l_ij, u_ij]} as codes i·K + j; returns its size."""
     K = D.shape[0]
@@ -196,7 +193,7 @@ def ccb_open_pairs(D, Blist, nB, pairs):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ccb_kernel(P, T, tab, grid, rng, alpha):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

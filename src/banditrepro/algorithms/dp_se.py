@@ -19,7 +19,7 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def epoch_length(n_active, e, beta, eps, cap):
     """R_e of epoch e with n_active arms, capped at ``cap`` (the rounds left) to stay in int64."""
     d = 2.0**-e
@@ -29,13 +29,12 @@ def epoch_length(n_active, e, beta, eps, cap):
     return cap if R >= cap else int(R)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def eliminate(active, n_active, mu_tilde, delta):
     """Keep the arms with μ̃_max − μ̃_a <= Δ_e/2 (order preserved in ``active[:n]``); return the new count."""
     best = -math.inf
     for k in range(n_active):
-        if mu_tilde[active[k]] > best:
-            best = mu_tilde[active[k]]
+        best = max(best, mu_tilde[active[k]])
     n = 0
     for k in range(n_active):
         a = active[k]
@@ -45,7 +44,7 @@ def eliminate(active, n_active, mu_tilde, delta):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dp_se_kernel(mu, T, tab, grid, rng, eps, beta):
     K = mu.shape[0]
     cum, out, pos = new_recorder(tab, grid)

@@ -24,15 +24,15 @@ from banditrepro.recorder import new_recorder, record
 C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe), Sec. 4.1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sample_budget(alpha, T):
     """Alg. 1 line 1: ⌊φ⌋, the number of fresh samples drawn per Gaussian (h ≥ 1 test with real φ)."""
     lnT = math.log(T) if T > 1 else 0.0
     phi = C0 * float(T) ** (0.5 * (1.0 - alpha)) * lnT ** (0.5 * (3.0 - alpha))
-    return int(math.floor(phi))
+    return math.floor(phi)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def phase_step(mu_hat, sd, budget, mx, rng):
     """Alg. 1 lines 5-11 for one arm: while budget h >= 1 remains (Phase I) draw a fresh
     θ ~ N(μ̂, sd²), sd² = ln^α T / n, spend one unit and keep MAX = max(MAX, θ); otherwise (Phase II) reuse
@@ -43,7 +43,7 @@ def phase_step(mu_hat, sd, budget, mx, rng):
     return mx, budget, mx
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def close_epoch(j, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
     """Alg. 1 lines 15-19, once O_j = 2^{r_j}: μ̂_j becomes the mean of this epoch's 2^r fresh observations,
     the Gaussian is N(μ̂_j, ln^α T / 2^r), the budget is refilled to ⌊φ⌋, MAX_j reset to 0, r_j += 1."""
@@ -57,7 +57,7 @@ def close_epoch(j, O, r, esum, nobs, mu_hat, sd, budget, MAX, var_scale, H):
     esum[j] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
     """The kernel; ``batch`` enables the all-Phase-II shortcut, ``pulls`` (length T or 0) receives the arm
     of every round and ``state`` (K x 6 or 0 rows) the final r, O, n, pulls, fresh draws and epochs."""
@@ -170,7 +170,7 @@ def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
     return out, 0, pos[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def dp_ts_ucb_kernel(mu, T, tab, grid, rng, alpha):
     return dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, True, np.empty(0, np.int64), np.empty((0, 6), np.int64))
 

@@ -22,7 +22,7 @@ from banditrepro.algorithms.winner_stays import randint
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def if_filter(Wl, nW, wins, t, c, rng):
     """Lines 12–21 after a round robin on W = Wl[:nW] (``wins[b]`` = b̂'s wins over b in t duels).
 
@@ -62,7 +62,7 @@ def if_filter(Wl, nW, wins, t, c, rng):
     return m2, bp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def if_kernel(P, T, tab, grid, rng):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

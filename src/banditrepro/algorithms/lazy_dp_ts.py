@@ -19,13 +19,13 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def private_mean(esum, n, eps, rng):
     """Laplace mechanism on one epoch: μ̃ = (Σ of its n fresh rewards + Lap(1/ε)) / n."""
     return (esum + rng.laplace(0.0, 1.0 / eps)) / n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def optimistic_beta(mu_tilde_j, n, lnt, eps, rng):
     """θ ~ Beta(μ n + 1, (1 − μ) n + 1) with μ = clip(μ̃ + 3 ln t / (ε n), 0, 1)."""
     m = mu_tilde_j + 3.0 * lnt / (eps * n)
@@ -36,7 +36,7 @@ def optimistic_beta(mu_tilde_j, n, lnt, eps, rng):
     return rng.beta(m * n + 1.0, (1.0 - m) * n + 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
     K = mu.shape[0]
     cum, out, pos = new_recorder(tab, grid)

@@ -26,7 +26,7 @@ from banditrepro.algorithms.winner_stays import randint
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def insert_at(order, n, pos, x):
     """Insert x at ``pos`` into the ranking order[:n] (best first); returns the new length."""
     for k in range(n, pos, -1):
@@ -35,7 +35,7 @@ def insert_at(order, n, pos, x):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def qsa_kernel(P, T, tab, grid, rng, repeats):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

@@ -36,7 +36,7 @@ from banditrepro.recorder import new_recorder, record
 MAX_ALG4_ROUNDS = 20000
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def kl_bernoulli(p, q):
     """kl(p, q) between Bernoulli means, 0 ln 0 = 0."""
     v = 0.0
@@ -47,7 +47,7 @@ def kl_bernoulli(p, q):
     return v
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def kl_bounds(p, level):
     """(L, U) = (min, max) {q ∈ [0, 1] : kl(p, q) ≤ level}, by bisection to 1e-12."""
     lo = p
@@ -75,7 +75,7 @@ def kl_bounds(p, level):
     return lo, hi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def pair_decided(w, n, used, cap, log_c):
     """Alg. 2's stopping rule for a query of one pair (w wins in n duels; ``used`` of them this epoch)."""
     if n == 0.0:
@@ -85,7 +85,7 @@ def pair_decided(w, n, used, cap, log_c):
     return abs(w / n - 0.5) > math.sqrt((log_c + 2.0 * math.log(n)) / (2.0 * n))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out, pos, Bl, s, L, U):
     """Algorithms 2 + 4 with at most ``budget`` comparisons; returns (â, comparisons used).
 
@@ -149,7 +149,7 @@ def scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out,
     return best, used
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def scb_kernel(P, T, tab, grid, rng, eps):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)

@@ -5,12 +5,14 @@ with k_i pulls and reward sum S_i, and pull argmax θ_i. TS-Gaussian is b = 0, c
 are Agrawal–Goyal's; they give per-round sensitivity 1/(k+1) ≤ 1/(b+1), hence the √(T/(c(b+1)))-GDP of
 ``banditrepro.privacy.eta_m_ts_gaussian``.
 
-Only the argmax of the K Gaussians is used, so it is sampled exactly without drawing all K of them
-(``gaussian_argmax``): the leader L (largest mean) and a cut c_L are chosen from the state; each arm gets a
-"flag" event of known probability (a standard-normal tail beyond a tabulated point) such that, if no arm is
-flagged, every θ_j ≤ c_L ≤ θ_L. One uniform decides "no flag" (then L is pulled); otherwise the flags are
-drawn conditionally and the needed θ's come from the matching truncated normals. This is the same law as
-drawing all K Gaussians (tested against quadrature) at about one uniform per round once arms separate.
+Only the argmax of the K Gaussians is used, so it is sampled exactly without drawing all K of them: a
+leader L (largest mean) and a cut c are chosen from the state (``prepare_flags``), and each arm gets a
+"flag" event of known probability q_j (a standard-normal tail beyond a tabulated point) such that, with no
+flag, θ_j <= c <= θ_L for every j. One uniform v decides "no flag" (probability p0 = Π(1 − q_j); then L is
+pulled and v/p0 is a fresh uniform, used for the reward); otherwise ``flagged_argmax`` draws the flags given
+that one is raised and the needed θ's from the matching truncated normals. The law of the pulled arm is
+that of K plain draws (tested against quadrature); when p0 < ``LAZY_MIN_P0`` the K plain draws are used.
+Flag points are refreshed only for the pulled arm; leader and cut are re-chosen when p0 drops.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ REPREPARE_P0 = 0.99  # re-choose leader and cut when the no-flag probability fal
 REPREPARE_EVERY = 16  # ... at most once per this many rounds
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normal_tail_table():
     """q[k] = Pr(Z > k/16) for a standard normal Z, k = 0..QMAX."""
     q = np.empty(QMAX + 1)
@@ -39,7 +41,7 @@ def normal_tail_table():
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def argmax_random_ties(theta, rng):
     """Index of the largest entry; exact ties broken uniformly at random (reservoir counting)."""
     best = theta[0]
@@ -58,7 +60,7 @@ def argmax_random_ties(theta, rng):
     return arg
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normal_below(g, rng):
     """Z ~ N(0,1) conditioned on Z <= g (g >= 0: acceptance >= 1/2)."""
     while True:
@@ -67,7 +69,7 @@ def normal_below(g, rng):
             return z
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def normal_above(g, rng):
     """Z ~ N(0,1) conditioned on Z > g (g >= 0): plain rejection near 0, Marsaglia's tail method beyond."""
     if g < 0.75:
@@ -85,13 +87,13 @@ def normal_above(g, rng):
             return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def flag_prob(qtab, k):
     """Probability of a flag with table index k (-1: flagged with probability 1)."""
     return 1.0 if k < 0 else qtab[k]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def flag_index(d, inv16s_j):
     """Table index of the largest flag point g <= d / s_j (d >= 0), or -1 when d < 0."""
     if d < 0.0:
@@ -99,7 +101,7 @@ def flag_index(d, inv16s_j):
     return min(int(d * inv16s_j), QMAX)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prepare_flags(m, s, inv16s, qtab, idx, cache):
     """Choose the leader L (largest mean) and the cut c (the highest pairwise balance point
     m_L − z s_L = m_j + z s_j), and give every arm its flag point relative to c:
@@ -131,7 +133,7 @@ def prepare_flags(m, s, inv16s, qtab, idx, cache):
     cache[2] = qo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def refresh_others(i, m, inv16s, qtab, idx, cache):
     """A non-leader arm i changed: recompute its flag point against the same cut and Π_{j≠L} (1 − q_j)."""
     L = int(cache[1])
@@ -143,7 +145,7 @@ def refresh_others(i, m, inv16s, qtab, idx, cache):
     cache[2] = qo
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def flagged_argmax(m, s, rng, qtab, idx, L, work, theta):
     """The argmax given that at least one flag is raised (probability 1 − p0)."""
     K = m.shape[0]
@@ -182,7 +184,7 @@ def flagged_argmax(m, s, rng, qtab, idx, L, work, theta):
     return argmax_random_ties(theta, rng)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
     """The kernel; ``min_p0`` as in ``LAZY_MIN_P0`` (0: always lazy, > 1: always K plain draws) and
     ``pulls`` (length T or 0) receives the arm of every round. The per-round path is written out here
@@ -211,6 +213,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
     m = S / (k + 1.0)
     s = np.sqrt(c / (k + 1.0))
     inv16s = QSTEP / s
+    q16c = QSTEP / c
     qtab = normal_tail_table()
     idx = np.empty(K, np.int64)
     cache = np.empty(3)
@@ -265,7 +268,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
         w = 1.0 / (k[i] + 1.0)
         m[i] = S[i] * w
         s[i] = math.sqrt(c * w)
-        inv16s[i] = QSTEP / s[i]
+        inv16s[i] = s[i] * (k[i] + 1.0) * q16c  # 16/s = 16 s (k+1)/c
         # The pulled arm's flag point against the same cut.
         if i == L:
             d = m[L] - cache[0]
@@ -277,7 +280,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
     return out, 0, pos[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def m_ts_gaussian_kernel(mu, T, tab, grid, rng, b, c):
     return m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, LAZY_MIN_P0, np.empty(0, np.int64))
 

@@ -28,13 +28,13 @@ from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def randint(rng, n):
     """Uniform integer in [0, n) from one uniform double (numba's rng.integers costs ~5x more)."""
     return min(np.int64(rng.random() * n), n - 1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def duel_winner(P, a, b, rng):
     """One duel of a and b: a single uniform draw, read in the orientation (lower index, higher index)
     so that the literal Alg. 1 and the round view consume the random stream identically."""
@@ -43,14 +43,13 @@ def duel_winner(P, a, b, rng):
     return lo if rng.random() < P[lo, hi] else hi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pick_first(C, prev_i, prev_j, rng):
     """Alg. 1: i_t ∈ argmax_i C(t−1, i); ties -> i_{t−1}, then j_{t−1}, else uniform (prev = −1 at t = 1)."""
     K = C.shape[0]
     m = C[0]
     for k in range(1, K):
-        if C[k] > m:
-            m = C[k]
+        m = max(m, C[k])
     if prev_i >= 0 and C[prev_i] == m:
         return prev_i
     if prev_j >= 0 and C[prev_j] == m:
@@ -68,7 +67,7 @@ def pick_first(C, prev_i, prev_j, rng):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def pick_second(C, i_t, prev_i, prev_j, rng):
     """Alg. 1: j_t ∈ argmax_{j≠i_t} C(t−1, j); ties -> i_{t−1}, then j_{t−1}, else uniform."""
     K = C.shape[0]
@@ -95,7 +94,7 @@ def pick_second(C, i_t, prev_i, prev_j, rng):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def exploit_length(beta, ell, cap):
     """WS-S exploitation of round ℓ: ⌊β^ℓ⌋ duels, at most ``cap`` (the steps left)."""
     if cap <= 0:
@@ -105,7 +104,7 @@ def exploit_length(beta, ell, cap):
     return min(cap, np.int64(math.floor(beta ** ell)))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ws_round(P, T, tab, grid, cum, out, pos, rng, C, free, state):
     """Play WS-W's round ℓ = state[0] to its end (True) or until T steps (False).
 
@@ -166,7 +165,7 @@ def _ws_round(P, T, tab, grid, cum, out, pos, rng, C, free, state):
         b = c
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ws_w_kernel(P, T, tab, grid, rng):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
@@ -178,7 +177,7 @@ def ws_w_kernel(P, T, tab, grid, rng):
     return out, 0, pos[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def ws_s_kernel(P, T, tab, grid, rng, beta):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
@@ -196,7 +195,7 @@ def ws_s_kernel(P, T, tab, grid, rng, beta):
     return out, 0, pos[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _ws_w_trace(P, T, rng):
     K = P.shape[0]
     C = np.zeros(K, np.int64)
