@@ -47,7 +47,7 @@ def test_unknown_config_key_is_named(tmp_path):
 
 def test_unknown_algorithm_in_manifest_is_named(tmp_path):
     manifest = tmp_path / "figures.yaml"
-    manifest.write_text((ROOT / "config/figures.yaml").read_text().replace("name: btm", "name: btmx", 1))
+    manifest.write_text((ROOT / "config/figures/c2b.yaml").read_text().replace("name: btm", "name: btmx", 1))
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"manifest: {manifest}\n")
     r = smk("-n", "--directory", str(tmp_path), "--configfile", str(cfg))

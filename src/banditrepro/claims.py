@@ -126,6 +126,10 @@ def _late_growth(ctx: Context, a: str, b: str, flat: float = 0.1, panels="all"):
     return desc, "; ".join(parts) + _missing_note(missing), "pass" if ok else "fail"
 
 
+# paper-specific tests register themselves with @test(kind) in their own modules
+from banditrepro import claims_dp, claims_ws  # noqa: E402,F401
+
+
 def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", root="results/summaries"):
     ctx = Context(fig, table, status_dir, root)
     rows = []

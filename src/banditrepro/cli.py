@@ -227,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     data_opts(s, mirrors=False)
     s.set_defaults(func=cmd_prepare)
     def manifest_opts(sp):
-        sp.add_argument("--manifest", default="config/figures.yaml")
+        sp.add_argument("--manifest", default="config/figures")
         sp.add_argument("--papers", nargs="+", default=None)
         sp.add_argument("--max-horizon", type=int, default=None)
         sp.add_argument("--status-dir", default="data/status")

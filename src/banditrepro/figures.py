@@ -100,7 +100,13 @@ def draw_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
     plotting.save(mpl_fig, png, pdf)
 
 
+# kind -> (make_table(fig, status_dir, prepared_dir, root) -> DataFrame, draw(fig, png, pdf, status_dir,
+# prepared_dir, root)); paper-specific kinds register themselves from their own modules below.
 DRAWERS = {"curves": (curves_table, draw_curves)}
+
+
+def register(kind: str, make_table, draw) -> None:
+    DRAWERS[kind] = (make_table, draw)
 
 
 def build_figure(fig: Figure, png, pdf, table, status_dir="data/status", prepared_dir="data/prepared",
@@ -112,3 +118,7 @@ def build_figure(fig: Figure, png, pdf, table, status_dir="data/status", prepare
     write_text(table, df.to_csv(index=False, float_format="%.6g"))
     draw(fig, png, pdf, status_dir, prepared_dir, root)
     return df
+
+
+# paper-specific figure kinds (each module calls register() at import)
+from banditrepro import figures_dp, figures_ws  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""The figure manifest (``config/figures.yaml``): every paper figure/table as data.
+"""The figure manifest (``config/figures/<paper>.yaml``): every paper figure/table as data.
 
 A figure lists panels (dataset, horizon), algorithms (name, parameters, legend key), the metric and
 axes, and the paper's claims with the test that makes each measurable. ``cells`` expands a manifest
@@ -87,7 +87,14 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
     path = Path(path)
     if not path.exists():
         raise ReproError(f"figure manifest not found: {path}")
-    doc = yaml.safe_load(path.read_text())
+    files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
+    doc = {}
+    for f in files:  # one file per paper; a paper key may appear in one file only
+        part = yaml.safe_load(f.read_text()) or {}
+        for paper in part:
+            if paper in doc:
+                raise ReproError(f"figure manifest: paper {paper!r} defined twice ({f.name})")
+        doc.update(part)
     _validate(doc)
     figures = []
     for paper, pdoc in doc.items():
@@ -104,8 +111,9 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
                     T = min(T, int(max_horizon))
                 panel_algos = tuple(_algo_ref(fid, a) for a in p["algorithms"]) if "algorithms" in p else algos
                 panels.append(Panel(p["dataset"], T, p.get("title", p["dataset"]), panel_algos))
-            extra = {k: v for k, v in fdoc.items()
-                     if k not in ("title", "caption", "kind", "metric", "panels", "algorithms", "axes", "claims")}
+            extra = dict(fdoc.get("options", {}))
+            if "layout" in fdoc:
+                extra["layout"] = fdoc["layout"]
             figures.append(Figure(paper, fid, fdoc["title"], fdoc.get("caption", ""), fdoc.get("kind", "curves"),
                                   fdoc.get("metric", "regret"), tuple(panels), fdoc.get("axes", {}),
                                   tuple(fdoc.get("claims", [])), extra))

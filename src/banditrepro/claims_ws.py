@@ -1,0 +1,1 @@
+"""Claim tests of the Winner Stays paper (registered with banditrepro.claims.test)."""

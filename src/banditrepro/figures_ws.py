@@ -1,0 +1,1 @@
+"""Figure kinds of the Winner Stays paper (registered into banditrepro.figures.DRAWERS)."""
