@@ -79,8 +79,11 @@ def test_run_produces_figures_tables_claims_report(test_run):
     yahoo = t1[t1.dataset == "yahoo30"]
     assert (yahoo.status == "not-run").all() and yahoo.note.str.contains("requires network access").all()
     claims = pd.read_csv(test_run / "results/claims.csv")
-    assert len(claims) == 6 and set(claims.verdict) <= {"pass", "fail", "not-run"}
-    assert (test_run / "results/report.md").read_text().count("![") == 3
+    assert (claims.paper == "c2b").sum() == 6 and set(claims.verdict) <= {"pass", "fail", "not-run"}
+    assert (test_run / "results/report.md").read_text().count("![") >= 3
+    for fig in ("fig1", "fig2"):
+        assert (test_run / f"results/tables/c2b/{fig}.tex").read_text().startswith("\\begin{table}")
+        assert (test_run / f"results/tables/c2b/{fig}.md").read_text().startswith("| paper |")
 
 
 def test_batched_algorithms_report_batches(test_run):

@@ -109,13 +109,38 @@ def register(kind: str, make_table, draw) -> None:
     DRAWERS[kind] = (make_table, draw)
 
 
+def table_markdown(df: pd.DataFrame) -> str:
+    def cell(v):
+        return f"{v:.6g}" if isinstance(v, float) else ("" if pd.isna(v) else str(v).replace("|", "\\|"))
+
+    lines = ["| " + " | ".join(df.columns) + " |", "|" + "---|" * len(df.columns)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
+def table_latex(df: pd.DataFrame, caption: str) -> str:
+    def esc(v):
+        text = f"{v:.6g}" if isinstance(v, float) else ("" if pd.isna(v) else str(v))
+        for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+            text = text.replace(a, b)
+        return text
+
+    body = [" & ".join(esc(c) for c in df.columns) + r" \\", r"\midrule"]
+    body += [" & ".join(esc(v) for v in row) + r" \\" for row in df.itertuples(index=False)]
+    return ("\\begin{table}[ht]\n\\centering\n\\small\n\\begin{tabular}{" + "l" * len(df.columns) + "}\n\\toprule\n"
+            + "\n".join(body) + "\n\\bottomrule\n\\end{tabular}\n\\caption{" + esc(caption) + "}\n\\end{table}\n")
+
+
 def build_figure(fig: Figure, png, pdf, table, status_dir="data/status", prepared_dir="data/prepared",
                  root=SUMMARIES) -> pd.DataFrame:
+    """Write the figure (PNG, PDF) and the table behind it as CSV plus Markdown and LaTeX beside it."""
     if fig.kind not in DRAWERS:
         raise ReproError(f"{fig.stem}: figure kind {fig.kind!r} is not implemented")
     make_table, draw = DRAWERS[fig.kind]
     df = make_table(fig, status_dir, prepared_dir, root)
     write_text(table, df.to_csv(index=False, float_format="%.6g"))
+    write_text(Path(table).with_suffix(".md"), table_markdown(df))
+    write_text(Path(table).with_suffix(".tex"), table_latex(df, fig.title))
     draw(fig, png, pdf, status_dir, prepared_dir, root)
     return df
 

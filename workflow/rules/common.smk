@@ -91,7 +91,8 @@ def figure_inputs(wildcards):
 
 def figure_outputs(fig):
     base = f"results/figures/{fig.paper}/{fig.id}"
-    return [f"{base}.png", f"{base}.pdf", f"results/tables/{fig.paper}/{fig.id}.csv"]
+    table = f"results/tables/{fig.paper}/{fig.id}"
+    return [f"{base}.png", f"{base}.pdf", f"{table}.csv", f"{table}.md", f"{table}.tex"]
 
 
 def all_targets():

@@ -13,6 +13,8 @@ rule figure:
         ),
         pdf="results/figures/{paper}/{figure}.pdf",
         table="results/tables/{paper}/{figure}.csv",
+        markdown="results/tables/{paper}/{figure}.md",
+        latex="results/tables/{paper}/{figure}.tex",
     log:
         "logs/figures/{paper}/{figure}.log",
     conda:
