@@ -201,6 +201,41 @@ def test_m_ts_gaussian_pre_pulls_each_arm_b_times_first(bernoulli5):
     # truncated at T inside the pre-pulls
     _, pulls = mts_trace(bernoulli5, 7, b, 1.0)
     assert list(pulls) == [0, 1, 2, 3, 4, 0, 1]
+    # b = 0 (TS-Gaussian) still pulls every arm once first (SPEC binding decision), b = 1 the same
+    for b0 in (0, 1):
+        _, pulls = mts_trace(bernoulli5, 200, b0, 1.0, seed=b0)
+        assert list(pulls[:K]) == list(range(K))
+    _, pulls = mts_trace(bernoulli5, 3, 0, 1.0)
+    assert list(pulls) == [0, 1, 2]
+
+
+@njit
+def first_choice_counts(mu, b, c, n, g):
+    """Arm chosen in the first round after the pre-pulls, over n independent runs."""
+    T = max(b, 1) * mu.shape[0] + 1
+    tab = np.zeros((1, mu.shape[0], mu.shape[0]))
+    grid = np.array([T], np.int64)
+    counts = np.zeros(mu.shape[0], np.int64)
+    pulls = np.empty(T, np.int64)
+    for _ in range(n):
+        m_ts_gaussian_core(mu, T, tab, grid, g, b, c, 0.7, pulls)
+        counts[pulls[T - 1]] += 1
+    return counts
+
+
+@pytest.mark.parametrize("b, c", [(0, 1.0), (3, 2.0), (1, 0.5)])
+def test_m_ts_gaussian_posterior_is_n_mean_c_over_n(b, c):
+    # deterministic rewards 1 and 0: after n = max(b, 1) pulls each, θ_0 ~ N(1, c/n) and θ_1 ~ N(0, c/n), so
+    # the second arm is chosen with probability Φ(−1/√(2c/n)). The Agrawal–Goyal form N(S/(k+1), c/(k+1))
+    # would give Φ(−(n/(n+1))/√(2c/(n+1))) (0.31 vs 0.24 at b=0, c=1; 0.23 vs 0.19 at b=3, c=2).
+    n_pre = max(b, 1)
+    n = 20000
+    counts = first_choice_counts(np.array([1.0, 0.0]), b, c, n, rng(11))
+    p = stats.norm.cdf(-1.0 / math.sqrt(2 * c / n_pre))
+    p_ag = stats.norm.cdf(-(n_pre / (n_pre + 1)) / math.sqrt(2 * c / (n_pre + 1)))
+    se = math.sqrt(p * (1 - p) / n)
+    assert abs(counts[1] / n - p) < 4.5 * se
+    assert abs(p - p_ag) > 9 * se  # the test separates the two forms
 
 
 def test_ts_gaussian_is_m_ts_gaussian_b0_c1(bernoulli5, simulate):

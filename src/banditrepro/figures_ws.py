@@ -1,1 +1,321 @@
-"""Figure kinds of the Winner Stays paper (registered into banditrepro.figures.DRAWERS)."""
+"""Figure kinds of the Winner Stays paper (registered into banditrepro.figures.DRAWERS).
+
+- ``ws-curves``: regret curves like ``curves``, but every panel has its own metric, given in panel order by
+  ``options.panel_metrics`` (Fig. 3's 2×2 grid is {sushi16, mslr5} × {binary, utility} strong regret from
+  the same cells). One legend for the whole figure; parameter variants of one algorithm get shades.
+- ``ws-matrices``: the supplement's tables, the preference matrices of the panels' datasets, read from
+  ``data/prepared/<dataset>.json``; heat maps plus a stacked table (one row per arm).
+- ``ws-rounds``: the idea of the paper's Fig. 1 drawn from a real run: ``ws_w_trace`` (literal Alg. 1) on a
+  small instance, C(t, i) over t with the ends of rounds and iterations marked. No cells: its panel has
+  ``algorithms: []``; the seed comes from ``banditrepro.seeds`` with ``options`` base_seed/seed_key/run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from banditrepro import ReproError
+from banditrepro.aggregate import final_stats, load_summary
+from banditrepro.figures import SUMMARIES, instance_note, panel_status, register, summary_file
+from banditrepro.manifest import Figure
+
+METRIC_LABELS = {
+    "regret": "cumulative regret R(t)",
+    "weak_regret_binary": "binary weak regret",
+    "weak_regret_utility": "utility-based weak regret",
+    "strong_regret_binary": "binary strong regret",
+    "strong_regret_utility": "utility-based strong regret",
+}
+
+
+# ----------------------------------------------------------------------------------------------------
+# ws-curves
+
+
+def panel_metrics(fig: Figure) -> list[str]:
+    """The metric of every panel, in panel order: a ``metric`` attribute of the panel if the loader keeps
+    one, else ``options.panel_metrics`` (same length as ``panels``), else the figure's metric."""
+    listed = fig.extra.get("panel_metrics")
+    if listed is not None and len(listed) != len(fig.panels):
+        raise ReproError(f"{fig.stem}: options.panel_metrics has {len(listed)} entries for "
+                         f"{len(fig.panels)} panels")
+    out = []
+    for k, panel in enumerate(fig.panels):
+        m = getattr(panel, "metric", None) or (listed[k] if listed is not None else fig.metric)
+        if "regret" not in m:
+            raise ReproError(f"{fig.stem}: panel {panel.title!r}: {m!r} is not a regret metric")
+        out.append(m)
+    return out
+
+
+def late_share(grid: np.ndarray, curve: np.ndarray) -> float:
+    """Share of the final value R(T) accrued over t in (T/2, T]; 0 when R(T) = 0 (nothing accrued)."""
+    total = float(curve[-1])
+    if total <= 0:
+        return 0.0
+    k = int(np.searchsorted(grid, grid[-1] // 2, side="right")) - 1  # last grid point ≤ T/2
+    half = float(curve[k]) if k >= 0 else 0.0
+    return (total - half) / total
+
+
+def ws_curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
+    rows = []
+    for k, (panel, metric) in enumerate(zip(fig.panels, panel_metrics(fig))):
+        ok, reason = panel_status(panel.dataset, status_dir)
+        for ref in panel.algorithms:
+            row = {"paper": fig.paper, "figure": fig.id, "panel_index": k, "panel": panel.title,
+                   "dataset": panel.dataset, "horizon": panel.horizon, "metric": metric, "algorithm": ref.key,
+                   "label": ref.label, "algorithm_id": ref.id, "note": instance_note(panel.dataset, prepared_dir)}
+            if not ok:
+                row.update(status="not-run", note=reason)
+                rows.append(row)
+                continue
+            s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
+            if f"{metric}_final" not in s:
+                raise ReproError(f"{fig.stem}: summary of {ref.id} on {panel.dataset} has no metric {metric!r}")
+            st = final_stats(s, metric)
+            row.update(status="ok", runs=st["runs"], mean_final_regret=st["mean"], se=st["se"],
+                       ci95_low=st["ci_low"], ci95_high=st["ci_high"],
+                       late_share=late_share(s["grid"], s[f"{metric}_mean"]))
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _layout(fig: Figure) -> tuple[int, int]:
+    rows, cols = fig.extra.get("layout") or (1, len(fig.panels))
+    if rows * cols < len(fig.panels):
+        raise ReproError(f"{fig.stem}: layout {rows}x{cols} too small for {len(fig.panels)} panels")
+    return rows, cols
+
+
+def _panel_title(panel, prepared_dir) -> str:
+    note = instance_note(panel.dataset, prepared_dir)
+    return panel.title + (f"\n[{note}]" if note else "")
+
+
+def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+    from banditrepro import plotting
+
+    rows, cols = _layout(fig)
+    mpl_fig, axes = plotting.subplots(rows, cols)
+    axes_flat = axes.ravel()
+    legend = {}  # label -> handle, first seen order (shared legend)
+    for ax, panel, metric in zip(axes_flat, fig.panels, panel_metrics(fig)):
+        ok, reason = panel_status(panel.dataset, status_dir)
+        title = _panel_title(panel, prepared_dir)
+        if not ok:
+            plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
+            continue
+        counts = Counter(r.name for r in panel.algorithms)
+        seen = Counter()
+        for ref in panel.algorithms:
+            s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
+            color = plotting.color_for(ref.name, seen[ref.name], counts[ref.name])
+            seen[ref.name] += 1
+            t = s["grid"]
+            (line,) = ax.plot(t, s[f"{metric}_mean"], color=color, label=ref.label, lw=1.4)
+            ax.fill_between(t, s[f"{metric}_lo"], s[f"{metric}_hi"], color=color, alpha=0.2, lw=0)
+            legend.setdefault(ref.label, line)
+        ax.set_title(title)
+        ax.set_xscale(fig.axes.get("xscale", "linear"))
+        ax.set_yscale(fig.axes.get("yscale", "linear"))
+        ax.set_xlabel(fig.axes.get("x", "t"))
+        ax.set_ylabel(fig.axes.get("y", METRIC_LABELS.get(metric, metric)))
+    for ax in axes_flat[len(fig.panels):]:
+        ax.set_visible(False)
+    mpl_fig.suptitle(fig.title, fontsize=11)
+    if legend:
+        mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=min(len(legend), 5),
+                       frameon=True, bbox_to_anchor=(0.5, 0.0))
+        mpl_fig.tight_layout(rect=(0, 0.06 + 0.03 * ((len(legend) - 1) // 5) / rows, 1, 1))
+    plotting.save(mpl_fig, png, pdf)
+
+
+# ----------------------------------------------------------------------------------------------------
+# ws-matrices
+
+
+def _prepared(dataset: str, prepared_dir) -> dict:
+    path = Path(prepared_dir) / f"{dataset}.json"
+    if not path.exists():
+        raise ReproError(f"prepared dataset not found: {path}")
+    rec = json.loads(path.read_text())
+    if rec.get("kind") != "duel":
+        raise ReproError(f"{dataset}: not a preference matrix")
+    return rec
+
+
+def matrices_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES, decimals: int = 4) -> pd.DataFrame:
+    """One row per arm of every panel's matrix: dataset, arm, label, CW flag, then p_{arm, j} for j = 0…K−1
+    (blank beyond the dataset's K), rounded to ``decimals``."""
+    decimals = int(fig.extra.get("decimals", decimals))
+    frames = []
+    width = 0
+    for panel in fig.panels:
+        rec = _prepared(panel.dataset, prepared_dir)
+        P = np.asarray(rec["matrix"], dtype=float)
+        width = max(width, len(P))
+        cw = int(rec["condorcet_winner"])
+        df = pd.DataFrame({"dataset": panel.dataset, "arm": np.arange(len(P)), "label": rec["labels"],
+                           "condorcet_winner": ["yes" if i == cw else "" for i in range(len(P))]})
+        vals = pd.DataFrame(np.round(P, decimals), columns=[f"p_vs_{j}" for j in range(len(P))])
+        frames.append(pd.concat([df, vals], axis=1))
+    table = pd.concat(frames, ignore_index=True)
+    cols = ["dataset", "arm", "label", "condorcet_winner"] + [f"p_vs_{j}" for j in range(width)]
+    return table.reindex(columns=cols)
+
+
+def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+    from banditrepro import plotting
+
+    rows, cols = _layout(fig)
+    plotting.setup()
+    import matplotlib.pyplot as plt
+
+    mpl_fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 5.4 * rows), squeeze=False)
+    axes_flat = axes.ravel()
+    image = None
+    for ax, panel in zip(axes_flat, fig.panels):
+        rec = _prepared(panel.dataset, prepared_dir)
+        P = np.asarray(rec["matrix"], dtype=float)
+        K = len(P)
+        cw = int(rec["condorcet_winner"])
+        image = ax.imshow(P, cmap="RdBu_r", vmin=0.0, vmax=1.0)
+        size = 9 if K <= 8 else 5
+        for i in range(K):
+            for j in range(K):
+                ax.text(j, i, f"{P[i, j]:.2f}", ha="center", va="center", fontsize=size,
+                        color="white" if abs(P[i, j] - 0.5) > 0.3 else "black")
+        ax.add_patch(plt.Rectangle((-0.5, cw - 0.5), K, 1, fill=False, lw=1.6, ec="black"))
+        names = [f"{i}: {lab}" + (" (CW)" if i == cw else "") for i, lab in enumerate(rec["labels"])]
+        ax.set_yticks(range(K), names, fontsize=7)
+        ax.set_xticks(range(K), [str(i) for i in range(K)], fontsize=7)
+        ax.grid(False)
+        ax.set_xlabel("j")
+        ax.set_title(_panel_title(panel, prepared_dir) + f"\np_ij = Pr(i beats j), min gap {rec['min_margin']:.3f}")
+    for ax in axes_flat[len(fig.panels):]:
+        ax.set_visible(False)
+    if image is not None:
+        mpl_fig.colorbar(image, ax=list(axes_flat[:len(fig.panels)]), shrink=0.8)
+    mpl_fig.suptitle(fig.title, fontsize=11)
+    from banditrepro.atomic import atomic_path
+
+    for path, fmt in ((png, "png"), (pdf, "pdf")):  # no tight_layout: the colorbar spans the axes
+        with atomic_path(path) as tmp:
+            mpl_fig.savefig(tmp, format=fmt, bbox_inches="tight",
+                            metadata={"CreationDate": None} if fmt == "pdf" else None)
+    plt.close(mpl_fig)
+
+
+# ----------------------------------------------------------------------------------------------------
+# ws-rounds
+
+
+def rounds_trace(fig: Figure, prepared_dir):
+    """(panel, instance, trace) of the rounds figure: literal WS-W on the panel's dataset for T = horizon
+    steps, with the generator ``cell_generator(base_seed, seed_key, run)``."""
+    from banditrepro.algorithms.winner_stays import ws_w_trace
+    from banditrepro.datasets.catalog import load_prepared
+    from banditrepro.seeds import cell_generator
+
+    if len(fig.panels) != 1:
+        raise ReproError(f"{fig.stem}: a ws-rounds figure has exactly one panel")
+    panel = fig.panels[0]
+    inst = load_prepared(Path(prepared_dir) / f"{panel.dataset}.json")
+    if inst.kind != "duel":
+        raise ReproError(f"{fig.stem}: {panel.dataset} is not a preference matrix")
+    opts = fig.extra
+    rng = cell_generator(int(opts.get("base_seed", 20240601)), str(opts.get("seed_key", fig.stem)),
+                         int(opts.get("run", 0)))
+    return panel, inst, ws_w_trace(inst.P, panel.horizon, rng)
+
+
+def iterations(C: np.ndarray, pairs: np.ndarray, round_ends: np.ndarray) -> list[dict]:
+    """Split a WS-W trace into iterations (paper §4): in round ℓ an iteration ends at the step after which
+    one of its two arms sits at C = −ℓ. The last iteration may be cut off by the horizon."""
+    T = len(pairs)
+    out = []
+    start = 0
+    ell = 1
+    n_round_ends = 0
+    it = 0
+    for t in range(T):
+        i, j = int(pairs[t, 0]), int(pairs[t, 1])
+        ended = min(C[t, i], C[t, j]) == -ell
+        if ended or t == T - 1:
+            loser = i if C[t, i] == -ell else j
+            it += 1
+            round_end = n_round_ends < len(round_ends) and round_ends[n_round_ends] == t + 1
+            out.append({"round": ell, "iteration": it, "t_start": start + 1, "t_end": t + 1,
+                        "length": t + 1 - start, "arm_i": i, "arm_j": j,
+                        "winner": (i + j - loser) if ended else -1, "complete": bool(ended),
+                        "round_end": bool(round_end)})
+            start = t + 1
+            if round_end:
+                n_round_ends += 1
+                ell += 1
+                it = 0
+    return out
+
+
+def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
+    panel, inst, tr = rounds_trace(fig, prepared_dir)
+    rows = iterations(tr.C, tr.pairs, tr.round_ends)
+    df = pd.DataFrame(rows)
+    df.insert(0, "horizon", panel.horizon)
+    df.insert(0, "dataset", panel.dataset)
+    df["winner_label"] = [inst.labels[w] if w >= 0 else "" for w in df["winner"]]
+    df["winner_is_cw"] = df["winner"] == inst.condorcet_winner
+    return df
+
+
+def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+    from banditrepro import plotting
+
+    plotting.setup()
+    import matplotlib.pyplot as plt
+
+    panel, inst, tr = rounds_trace(fig, prepared_dir)
+    T, K = tr.C.shape
+    its = iterations(tr.C, tr.pairs, tr.round_ends)
+    mpl_fig, (ax, strip) = plt.subplots(2, 1, figsize=(9.0, 6.0), sharex=True,
+                                        gridspec_kw={"height_ratios": [3, 1]})
+    t = np.arange(0, T + 1)
+    palette = plt.get_cmap("tab10")
+    cw = inst.condorcet_winner
+    for k in range(K):
+        c = np.concatenate([[0], tr.C[:, k]])
+        lab = f"{k}: {inst.labels[k]}" + (" (CW)" if k == cw else "")
+        ax.step(t, c, where="post", color=palette(k % 10), lw=2.2 if k == cw else 1.2, label=lab)
+        sel = (tr.pairs[:, 0] == k) | (tr.pairs[:, 1] == k)
+        strip.scatter(np.flatnonzero(sel) + 1, np.full(sel.sum(), k), s=4, marker="s", color=palette(k % 10))
+    for row in its:
+        if row["complete"] and not row["round_end"]:
+            for a in (ax, strip):
+                a.axvline(row["t_end"] + 0.5, color="#999999", lw=0.6, ls=":")
+    for ell, end in enumerate(tr.round_ends, start=1):
+        for a in (ax, strip):
+            a.axvline(end + 0.5, color="black", lw=1.0)
+        ax.text(end + 0.5, 0.02, f"round {ell} ends ", fontsize=7, rotation=90, va="bottom", ha="right",
+                transform=ax.get_xaxis_transform())
+    ax.set_ylabel("C(t, i) = net wins")
+    ax.set_title(_panel_title(panel, prepared_dir) + f", T = {T}: {len(tr.round_ends)} complete rounds, "
+                 f"{sum(r['complete'] for r in its)} complete iterations")
+    ax.legend(loc="upper left", fontsize=7, frameon=True)
+    strip.set_yticks(range(K))
+    strip.set_ylim(-0.5, K - 0.5)
+    strip.set_ylabel("arms dueled")
+    strip.set_xlabel("t")
+    strip.set_xlim(0, T + 1)
+    mpl_fig.suptitle(fig.title, fontsize=11)
+    plotting.save(mpl_fig, png, pdf)
+
+
+register("ws-curves", ws_curves_table, draw_ws_curves)
+register("ws-matrices", matrices_table, draw_matrices)
+register("ws-rounds", rounds_table, draw_rounds)

@@ -119,20 +119,33 @@ def figure_args():
     return f"--manifest {_root_path(config['manifest'])} --papers {papers} {cap}"
 
 
+def run_chunks():
+    """Runs grouped k at a time (config cells_per_job = k), for jobs that compute several cells."""
+    k = config["cells_per_job"]
+    return [RUNS[i : i + k] for i in range(0, len(RUNS), k)]
+
+
 def simulate_job(wildcards, input, output, params, log):
-    """Body of the in-process cell job (see simulate.smk)."""
+    """Body of the in-process cell job(s) of simulate.smk: one run, or a chunk of runs."""
     from banditrepro.cell import simulate_to_file
 
-    result = simulate_to_file(
-        wildcards.algo,
-        input[0],
-        int(wildcards.horizon),
-        int(wildcards.run),
-        params.base_seed,
-        output.cell,
-        output.meta,
-    )
-    Path(log[0]).write_text(result.describe() + "\n")
+    if "runs" in params.keys():
+        jobs = zip(params.runs, output.cells, output.metas)
+    else:
+        jobs = [(int(wildcards.run), output.cell, output.meta)]
+    lines = []
+    for run, cell, meta in jobs:
+        result = simulate_to_file(
+            wildcards.algo,
+            input[0],
+            int(wildcards.horizon),
+            run,
+            params.base_seed,
+            cell,
+            meta,
+        )
+        lines.append(result.describe())
+    Path(log[0]).write_text("\n".join(lines) + "\n")
 
 
 def summarize_job(input, output, log):

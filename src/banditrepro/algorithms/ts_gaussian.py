@@ -1,9 +1,12 @@
 """TS-Gaussian (Agrawal & Goyal 2017, Alg. 2) and M-TS-Gaussian (Ou, Avella Medina, Cummings 2024).
 
-SPEC §C.3 form: pre-pull every arm b times (round-robin); then each round θ_i ~ N(S_i/(k_i+1), c/(k_i+1))
-with k_i pulls and reward sum S_i, and pull argmax θ_i. TS-Gaussian is b = 0, c = 1. The (k+1) denominators
-are Agrawal–Goyal's; they give per-round sensitivity 1/(k+1) ≤ 1/(b+1), hence the √(T/(c(b+1)))-GDP of
-``banditrepro.privacy.eta_m_ts_gaussian``.
+SPEC binding decision ("the paper's form"): every arm is pulled max(b, 1) times first, round-robin (b pre-pulls;
+b = 0 means one initial pull per arm); then each round every arm draws θ_i ~ N(μ̂_i, c/n_i), with n_i its
+number of pulls and μ̂_i = S_i/n_i the mean of its rewards, and the argmax is pulled. TS-Gaussian is b = 0,
+c = 1. (SPEC §C.3's alternative, Agrawal–Goyal's N(S_i/(k_i+1), c/(k_i+1)) without an initial pull, is not
+used.) With this form the per-round sensitivity of μ̂_i is 1/n_i ≤ 1/max(b, 1); the privacy accounting
+(``banditrepro.privacy.eta_m_ts_gaussian``) keeps the paper's stated √(T/(c(b+1))), and b = 0 and b = 1 run
+the same pre-pull schedule and differ only through c.
 
 Only the argmax of the K Gaussians is used, so it is sampled exactly without drawing all K of them: a
 leader L (largest mean) and a cut c are chosen from the state (``prepare_flags``), and each arm gets a
@@ -12,6 +15,7 @@ flag, θ_j <= c <= θ_L for every j. One uniform v decides "no flag" (probabilit
 pulled and v/p0 is a fresh uniform, used for the reward); otherwise ``flagged_argmax`` draws the flags given
 that one is raised and the needed θ's from the matching truncated normals. The law of the pulled arm is
 that of K plain draws (tested against quadrature); when p0 < ``LAZY_MIN_P0`` the K plain draws are used.
+This holds for any per-arm (mean, sd) pair, so it does not depend on the form of the posterior.
 Flag points are refreshed only for the pulled arm; leader and cut are re-chosen when p0 drops.
 """
 
@@ -194,9 +198,10 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
     trace = pulls.shape[0] > 0
     S = np.zeros(K)
     k = np.zeros(K)
-    # Pre-pulls (Ou et al.): b round-robin rounds over all arms, truncated at T.
+    # Pre-pulls (Ou et al.): max(b, 1) round-robin rounds over all arms (b = 0: one initial pull per arm),
+    # truncated at T.
     t = 0
-    for _ in range(b):
+    for _ in range(max(b, 1)):
         if t >= T:
             break
         for i in range(K):
@@ -209,9 +214,11 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
                 S[i] += 1.0
             k[i] += 1.0
             t += 1
-    # Posterior N(S_i/(k_i+1), c/(k_i+1)) of every arm; only the pulled arm's changes per round.
-    m = S / (k + 1.0)
-    s = np.sqrt(c / (k + 1.0))
+    if t >= T:  # the horizon ended inside the pre-pulls (some arm may have no pull yet)
+        return out, 0, pos[0]
+    # Posterior N(S_i/n_i, c/n_i) of every arm (n_i = k_i >= 1 pulls); only the pulled arm's changes per round.
+    m = S / k
+    s = np.sqrt(c / k)
     inv16s = QSTEP / s
     q16c = QSTEP / c
     qtab = normal_tail_table()
@@ -232,7 +239,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
             L = int(cache[1])
             kl = idx[L]
             p0 = cache[2] * (1.0 - (1.0 if kl < 0 else qtab[kl]))
-        # Sample θ_j ~ N(S_j/(k_j+1), c/(k_j+1)) for every arm and pull the argmax, exactly:
+        # Sample θ_j ~ N(S_j/k_j, c/k_j) for every arm and pull the argmax, exactly:
         # no flag (probability p0) means θ_L is the largest; v/p0 is then a fresh uniform for the reward.
         u = -1.0
         if p0 < min_p0:
@@ -265,10 +272,10 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
         if u < mu[i]:
             S[i] += 1.0
         k[i] += 1.0
-        w = 1.0 / (k[i] + 1.0)
+        w = 1.0 / k[i]
         m[i] = S[i] * w
         s[i] = math.sqrt(c * w)
-        inv16s[i] = s[i] * (k[i] + 1.0) * q16c  # 16/s = 16 s (k+1)/c
+        inv16s[i] = s[i] * k[i] * q16c  # 16/s = 16 s n/c
         # The pulled arm's flag point against the same cut.
         if i == L:
             d = m[L] - cache[0]
@@ -308,8 +315,10 @@ SPECS = {
         citation="Ou, Avella Medina, Cummings, Thompson sampling itself is differentially private, 2024",
         run=run_mts,
         params=(
-            Param("b", "int", 0, "pre-pulls per arm (round-robin) before sampling starts", low=0),
-            Param("c", "float", 1.0, "variance scale: θ_i ~ N(S_i/(k_i+1), c/(k_i+1))", low=0.0, low_open=True),
+            Param("b", "int", 0, "pre-pulls per arm (round-robin) before sampling starts; b = 0 still pulls "
+                  "every arm once", low=0),
+            Param("c", "float", 1.0, "variance scale: θ_i ~ N(S_i/n_i, c/n_i) after n_i pulls", low=0.0,
+                  low_open=True),
         ),
     ),
 }
