@@ -9,24 +9,13 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
+from tests.helpers import played_pairs
 from banditrepro.algorithms.btm import (btm_kernel, confidence, draw_opponent, remove_arm, scan_active,
                                         worst_arm)
 
 
 def trace(P, T, seed, gamma=1.3):
-    """The pair played at every step, read back through a one-hot regret table."""
-    K = P.shape[0]
-    tab = np.zeros((K * K, K, K))
-    for i in range(K):
-        for j in range(K):
-            tab[i * K + j, i, j] = 1.0
-    grid = np.arange(1, T + 1, dtype=np.int64)
-    out, _, steps = btm_kernel(P, T, tab, grid, np.random.default_rng(seed), gamma)
-    assert steps == T
-    inc = np.diff(out, axis=1, prepend=0.0)
-    assert np.all(inc.sum(axis=0) == 1.0)
-    idx = inc.argmax(axis=0)
-    return np.stack([idx // K, idx % K], axis=1)
+    return played_pairs(btm_kernel, P, T, seed, gamma)
 
 
 # ---------------------------------------------------------------- hand-made states

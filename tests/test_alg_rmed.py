@@ -9,25 +9,14 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
+from tests.helpers import played_pairs
 from banditrepro.algorithms.rmed import (advance_loop, argmin_first, kl_half, most_losing, next_deficient,
                                          rmed1_opponent, rmed2_opponent, rmed_kernel, smallest_regret_arm,
                                          update_pair)
 
 
 def trace(P, T, seed, mode, kweight=0.3, alpha=3.0):
-    """The pair played at every step, read back through a one-hot regret table."""
-    K = P.shape[0]
-    tab = np.zeros((K * K, K, K))
-    for i in range(K):
-        for j in range(K):
-            tab[i * K + j, i, j] = 1.0
-    grid = np.arange(1, T + 1, dtype=np.int64)
-    out, _, steps = rmed_kernel(P, T, tab, grid, np.random.default_rng(seed), mode, kweight, alpha)
-    assert steps == T
-    inc = np.diff(out, axis=1, prepend=0.0)
-    assert np.all(inc.sum(axis=0) == 1.0)
-    idx = inc.argmax(axis=0)
-    return np.stack([idx // K, idx % K], axis=1)
+    return played_pairs(rmed_kernel, P, T, seed, mode, kweight, alpha)
 
 
 def brute_I(W, N):

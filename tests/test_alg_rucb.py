@@ -7,26 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from tests.helpers import played_pairs
 from banditrepro import ReproError
 from banditrepro.algorithms import get
 from banditrepro.algorithms.rucb import _refresh_pair, choose_c, choose_d, row_max, rucb_kernel
 from banditrepro.instances import PreferenceMatrix
 
 
-def trace(kernel, P, T, seed, *params):
-    """The pair played at every step, read back through a one-hot regret table."""
-    K = P.shape[0]
-    tab = np.zeros((K * K, K, K))
-    for i in range(K):
-        for j in range(K):
-            tab[i * K + j, i, j] = 1.0
-    grid = np.arange(1, T + 1, dtype=np.int64)
-    out, _, steps = kernel(P, T, tab, grid, np.random.default_rng(seed), *params)
-    assert steps == T
-    inc = np.diff(out, axis=1, prepend=0.0)
-    assert np.all(inc.sum(axis=0) == 1.0)
-    idx = inc.argmax(axis=0)
-    return np.stack([idx // K, idx % K], axis=1)
+trace = played_pairs
 
 
 def freq(draw, n=4000, K=4):

@@ -124,3 +124,11 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
     assert not redone, redone
     meta = json.loads(victim.with_suffix(".json").read_text())
     assert meta["run"] == 0 and meta["horizon"] == 2000
+
+
+def test_html_report_has_a_caption_per_figure(test_run):
+    r = smk("--directory", str(test_run), "--configfile", str(ROOT / ".test/config/config.yaml"),
+            "--report", str(test_run / "report.html"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = (test_run / "report.html").read_text()
+    assert html.count("Configuration: 2 runs per line") >= 3
