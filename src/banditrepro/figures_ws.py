@@ -37,6 +37,22 @@ METRIC_LABELS = {
 # ws-curves
 
 
+def _save(mpl_fig, png, pdf, rect=None, tight=True):
+    """As plotting.save (atomic PNG + PDF without a creation date), with room kept for a figure legend
+    (``rect``) or, for colour-bar layouts, ``bbox_inches="tight"`` instead of tight_layout."""
+    import matplotlib.pyplot as plt
+
+    from banditrepro.atomic import atomic_path
+
+    if tight:
+        mpl_fig.tight_layout(rect=rect)
+    for path, fmt in ((png, "png"), (pdf, "pdf")):
+        with atomic_path(path) as tmp:
+            mpl_fig.savefig(tmp, format=fmt, bbox_inches=None if tight else "tight",
+                            metadata={"CreationDate": None} if fmt == "pdf" else None)
+    plt.close(mpl_fig)
+
+
 def panel_metrics(fig: Figure) -> list[str]:
     """The metric of every panel, in panel order: a ``metric`` attribute of the panel if the loader keeps
     one, else ``options.panel_metrics`` (same length as ``panels``), else the figure's metric."""
@@ -61,6 +77,22 @@ def late_share(grid: np.ndarray, curve: np.ndarray) -> float:
     k = int(np.searchsorted(grid, grid[-1] // 2, side="right")) - 1  # last grid point ≤ T/2
     half = float(curve[k]) if k >= 0 else 0.0
     return (total - half) / total
+
+
+_OWN = ("ws-w", "ws-s")  # the paper's algorithms: solid, thick; benchmarks get dash patterns
+_DASHES = ["--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1)), (0, (1, 1)), (0, (6, 2, 1, 2)), (0, (2, 2))]
+
+
+def _line_style(name: str, fig: Figure, variant: int = 0, n_variants: int = 1) -> dict:
+    """Line style beside the shared colour: the paper's own algorithm solid and thick, each benchmark its
+    own dash pattern; parameter variants of one algorithm (shades of its colour) get growing widths and
+    dash patterns too, so that neighbouring shades stay distinguishable."""
+    if n_variants > 1:
+        return {"lw": 1.1 + 0.35 * variant, "ls": (["-"] + _DASHES)[variant % (len(_DASHES) + 1)], "zorder": 3}
+    if name in _OWN:
+        return {"lw": 2.0, "ls": "-", "zorder": 3}
+    names = list(dict.fromkeys(r.name for p in fig.panels for r in p.algorithms if r.name not in _OWN))
+    return {"lw": 1.3, "ls": _DASHES[names.index(name) % len(_DASHES)], "zorder": 2}
 
 
 def ws_curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
@@ -113,27 +145,40 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
             continue
         counts = Counter(r.name for r in panel.algorithms)
         seen = Counter()
+        yscale = fig.axes.get("yscale", "linear")
+        early = []  # mean regret at t ≈ T/100 of every line: the lower limit of a log y axis
         for ref in panel.algorithms:
             s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
             color = plotting.color_for(ref.name, seen[ref.name], counts[ref.name])
             seen[ref.name] += 1
-            t = s["grid"]
-            (line,) = ax.plot(t, s[f"{metric}_mean"], color=color, label=ref.label, lw=1.4)
-            ax.fill_between(t, s[f"{metric}_lo"], s[f"{metric}_hi"], color=color, alpha=0.2, lw=0)
+            t, mean = s["grid"], s[f"{metric}_mean"]
+            style = _line_style(ref.name, fig, seen[ref.name] - 1, counts[ref.name])
+            (line,) = ax.plot(t, mean, color=color, label=ref.label, **style)
+            # the band is the 95 % CI of the mean; regret is never negative, so its lower end is cut at 0
+            ax.fill_between(t, np.maximum(s[f"{metric}_lo"], 0.0), s[f"{metric}_hi"], color=color, alpha=0.15,
+                            lw=0)
             legend.setdefault(ref.label, line)
+            early.append(float(mean[min(np.searchsorted(t, max(t[-1] // 100, 1)), len(t) - 1)]))
         ax.set_title(title)
         ax.set_xscale(fig.axes.get("xscale", "linear"))
-        ax.set_yscale(fig.axes.get("yscale", "linear"))
+        ax.set_yscale(yscale)
+        positive = [v for v in early if v > 0]
+        if yscale == "log" and positive:
+            ax.set_ylim(bottom=0.5 * min(positive))
         ax.set_xlabel(fig.axes.get("x", "t"))
         ax.set_ylabel(fig.axes.get("y", METRIC_LABELS.get(metric, metric)))
     for ax in axes_flat[len(fig.panels):]:
         ax.set_visible(False)
     mpl_fig.suptitle(fig.title, fontsize=11)
     if legend:
-        mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=min(len(legend), 5),
-                       frameon=True, bbox_to_anchor=(0.5, 0.0))
-        mpl_fig.tight_layout(rect=(0, 0.06 + 0.03 * ((len(legend) - 1) // 5) / rows, 1, 1))
-    plotting.save(mpl_fig, png, pdf)
+        ncol = min(len(legend), 4)
+        lines = -(-len(legend) // ncol)
+        mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, frameon=True,
+                       bbox_to_anchor=(0.5, 0.0))
+        height = mpl_fig.get_size_inches()[1]
+        _save(mpl_fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
+    else:
+        _save(mpl_fig, png, pdf)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -177,7 +222,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
     plotting.setup()
     import matplotlib.pyplot as plt
 
-    mpl_fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 5.4 * rows), squeeze=False)
+    mpl_fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 5.6 * rows), squeeze=False, layout="constrained")
     axes_flat = axes.ravel()
     image = None
     for ax, panel in zip(axes_flat, fig.panels):
@@ -203,13 +248,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
     if image is not None:
         mpl_fig.colorbar(image, ax=list(axes_flat[:len(fig.panels)]), shrink=0.8)
     mpl_fig.suptitle(fig.title, fontsize=11)
-    from banditrepro.atomic import atomic_path
-
-    for path, fmt in ((png, "png"), (pdf, "pdf")):  # no tight_layout: the colorbar spans the axes
-        with atomic_path(path) as tmp:
-            mpl_fig.savefig(tmp, format=fmt, bbox_inches="tight",
-                            metadata={"CreationDate": None} if fmt == "pdf" else None)
-    plt.close(mpl_fig)
+    _save(mpl_fig, png, pdf, tight=False)  # the colorbar spans the axes: bbox "tight" instead
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -298,14 +337,18 @@ def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
         if row["complete"] and not row["round_end"]:
             for a in (ax, strip):
                 a.axvline(row["t_end"] + 0.5, color="#999999", lw=0.6, ls=":")
+    prev, level = -T, 0
     for ell, end in enumerate(tr.round_ends, start=1):
         for a in (ax, strip):
             a.axvline(end + 0.5, color="black", lw=1.0)
-        ax.text(end + 0.5, 0.02, f"round {ell} ends ", fontsize=7, rotation=90, va="bottom", ha="right",
+        level = 1 - level if end - prev < T / 40 else 0  # stagger the labels of close round ends
+        ax.text(end + 0.5, 1.005 + 0.045 * level, f"ℓ={ell}", fontsize=6, ha="center", va="bottom",
                 transform=ax.get_xaxis_transform())
+        prev = end
     ax.set_ylabel("C(t, i) = net wins")
-    ax.set_title(_panel_title(panel, prepared_dir) + f", T = {T}: {len(tr.round_ends)} complete rounds, "
-                 f"{sum(r['complete'] for r in its)} complete iterations")
+    ax.set_title(_panel_title(panel, prepared_dir) + f", T = {T}: {len(tr.round_ends)} complete rounds "
+                 f"(ends: solid, ℓ above), {sum(r['complete'] for r in its)} complete iterations (ends: dotted)",
+                 pad=28)
     ax.legend(loc="upper left", fontsize=7, frameon=True)
     strip.set_yticks(range(K))
     strip.set_ylim(-0.5, K - 0.5)

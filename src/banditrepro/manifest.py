@@ -32,6 +32,7 @@ class Panel:
     horizon: int
     title: str
     algorithms: tuple[AlgoRef, ...]
+    metric: str | None = None  # overrides the figure's metric for this panel
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
                 if max_horizon:
                     T = min(T, int(max_horizon))
                 panel_algos = tuple(_algo_ref(fid, a) for a in p["algorithms"]) if "algorithms" in p else algos
-                panels.append(Panel(p["dataset"], T, p.get("title", p["dataset"]), panel_algos))
+                panels.append(Panel(p["dataset"], T, p.get("title", p["dataset"]), panel_algos, p.get("metric")))
             extra = dict(fdoc.get("options", {}))
             if "layout" in fdoc:
                 extra["layout"] = fdoc["layout"]
