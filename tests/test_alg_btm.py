@@ -9,9 +9,8 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
+from banditrepro.algorithms.btm import btm_kernel, confidence, draw_opponent, remove_arm, scan_active, worst_arm
 from tests.helpers import played_pairs
-from banditrepro.algorithms.btm import (btm_kernel, confidence, draw_opponent, remove_arm, scan_active,
-                                        worst_arm)
 
 
 def trace(P, T, seed, gamma=1.3):

@@ -9,9 +9,18 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
-from banditrepro.algorithms.c2b import (batch_base, batch_size, c2b_kernel, defeated_sets,
-                                        hoeffding_eliminate, kl_eliminate, kl_index, pick_candidate,
-                                        resolve_batches, round_pairs)
+from banditrepro.algorithms.c2b import (
+    batch_base,
+    batch_size,
+    c2b_kernel,
+    defeated_sets,
+    hoeffding_eliminate,
+    kl_eliminate,
+    kl_index,
+    pick_candidate,
+    resolve_batches,
+    round_pairs,
+)
 from banditrepro.grid import regret_grid
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.regret import regret_table

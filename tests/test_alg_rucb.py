@@ -7,12 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from tests.helpers import played_pairs
 from banditrepro import ReproError
 from banditrepro.algorithms import get
 from banditrepro.algorithms.rucb import _refresh_pair, choose_c, choose_d, row_max, rucb_kernel
-from banditrepro.instances import PreferenceMatrix
-
+from tests.helpers import played_pairs
 
 trace = played_pairs
 

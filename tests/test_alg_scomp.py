@@ -10,8 +10,17 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
-from banditrepro.algorithms.scomp import (all_pairs, best_arm, draw_seeds, eliminate_by, scomp_kernel,
-                                          seed_candidate, seed_pairs, seed_set_size, seeds_all_defeated)
+from banditrepro.algorithms.scomp import (
+    all_pairs,
+    best_arm,
+    draw_seeds,
+    eliminate_by,
+    scomp_kernel,
+    seed_candidate,
+    seed_pairs,
+    seed_set_size,
+    seeds_all_defeated,
+)
 from banditrepro.grid import regret_grid
 from banditrepro.regret import regret_table
 

@@ -4,8 +4,11 @@
 #   ci/slurm/start.sh STATE_DIR     # then: export SLURM_CONF=STATE_DIR/slurm.conf; ...; ci/slurm/stop.sh STATE_DIR
 #
 # Needs root and the Debian packages `slurmctld slurmd slurm-client munge` (SLURM 22.05). No systemd: the
-# daemons are started directly and write their PIDs under STATE_DIR, which ci/slurm/stop.sh reads. Nothing
-# outside STATE_DIR is written: own munge key and socket, own slurm.conf (clients find it via SLURM_CONF).
+# daemons are started directly and write their PIDs under STATE_DIR, which ci/slurm/stop.sh reads. Everything
+# lives in STATE_DIR (own munge key and socket, slurm.conf, spool, logs) except one symlink,
+# /etc/slurm/slurm.conf -> STATE_DIR/slurm.conf: the SLURM jobstep executor clears SLURM_CONF before its
+# inner `srun`, so the config must be at the default path. A slurm.conf already there that is not such a
+# link is never touched: the script stops with an error instead.
 # Ports: BANDITREPRO_SLURM_PORT (slurmctld, default 6817) and the next one (slurmd).
 # Exits non-zero, printing the daemons' logs, if the cluster does not come up and run a job.
 set -euo pipefail
@@ -34,6 +37,17 @@ PARTITION=${BANDITREPRO_SLURM_PARTITION:-debug}
 if command -v ss >/dev/null && ss -ltn | awk '{print $4}' | grep -Eq ":($CTLD_PORT|$SLURMD_PORT)\$"; then
   die "port $CTLD_PORT or $SLURMD_PORT already in use (another slurmctld/slurmd?); set BANDITREPRO_SLURM_PORT"
 fi
+
+ETC=/etc/slurm/slurm.conf
+if [ -L "$ETC" ]; then  # a link left by an earlier run of this script (dangling, or to a CI config): replace it
+  target=$(readlink "$ETC")
+  if [ ! -e "$target" ] || grep -q '^ClusterName=banditrepro-ci$' "$target"; then rm -f "$ETC"; fi
+fi
+if [ -e "$ETC" ] || [ -L "$ETC" ]; then
+  die "$ETC exists and was not made by this script: not touching a real SLURM configuration"
+fi
+mkdir -p /etc/slurm
+ln -s "$STATE"/slurm.conf "$ETC"  # written below
 
 mkdir -p "$STATE"/ctld "$STATE"/spool "$STATE"/munge
 chmod 0755 "$STATE"  # munged (user munge) must reach its socket directory

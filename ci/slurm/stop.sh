@@ -11,8 +11,16 @@ rc=0
 
 if [ -f "$STATE"/slurm.conf ] && [ -f "$STATE"/slurmctld.pid ]; then
   export SLURM_CONF="$STATE"/slurm.conf
-  jobs=$(timeout 10 squeue -h -t PENDING,RUNNING,SUSPENDED -o %i 2>/dev/null || true)
-  [ -n "$jobs" ] && timeout 10 scancel $jobs 2>/dev/null
+  ids=$(timeout 10 squeue -h -t PENDING,RUNNING,SUSPENDED -o %i 2>/dev/null || true)
+  if [ -n "$ids" ]; then
+    echo "ci/slurm/stop.sh: cancelling jobs still queued or running:" $ids >&2
+    # shellcheck disable=SC2086
+    timeout 10 scancel $ids 2>/dev/null
+    for _ in $(seq 30); do  # let slurmd end the jobs' processes (KillWait=5) before slurmd itself goes
+      [ -z "$(timeout 10 squeue -h -t RUNNING,COMPLETING,SUSPENDED -o %i 2>/dev/null)" ] && break
+      sleep 0.5
+    done
+  fi
 fi
 
 stop_pid() {  # stop_pid PIDFILE NAME
@@ -42,6 +50,11 @@ stop_pid() {  # stop_pid PIDFILE NAME
 stop_pid "$STATE"/slurmd.pid slurmd
 stop_pid "$STATE"/slurmctld.pid slurmctld
 stop_pid "$STATE"/munge/munged.pid munged
+
+# the /etc/slurm/slurm.conf link made by start.sh, if it points into STATE_DIR
+if [ -L /etc/slurm/slurm.conf ] && [ "$(readlink /etc/slurm/slurm.conf)" = "$STATE"/slurm.conf ]; then
+  rm -f /etc/slurm/slurm.conf
+fi
 
 if [ "${2:-}" = --remove ] && [ "$rc" -eq 0 ]; then
   rm -rf "$STATE"

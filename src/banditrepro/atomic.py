@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from banditrepro import ReproError, __version__
-from banditrepro import algorithms
+from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
 from banditrepro.regret import regret_table

@@ -6,8 +6,8 @@ A claim in the manifest names a test ``kind`` and its arguments; every test retu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd

@@ -6,7 +6,6 @@ Bad input exits with status 2 and one line on stderr naming the problem; no trac
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 

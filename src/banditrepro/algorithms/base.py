@@ -13,8 +13,9 @@ kernel. Kernels share one contract:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from banditrepro import ReproError
 

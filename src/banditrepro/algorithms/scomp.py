@@ -28,8 +28,16 @@ from numba import njit
 
 from banditrepro import ReproError
 from banditrepro.algorithms.base import AlgorithmSpec, Param
-from banditrepro.algorithms.c2b import (B_PARAMS, batch_size, beats, collect_pairs, hoeffding_eliminate,
-                                        only_arm, resolve_batches, run_batch)
+from banditrepro.algorithms.c2b import (
+    B_PARAMS,
+    batch_size,
+    beats,
+    collect_pairs,
+    hoeffding_eliminate,
+    only_arm,
+    resolve_batches,
+    run_batch,
+)
 from banditrepro.recorder import new_recorder, record
 
 

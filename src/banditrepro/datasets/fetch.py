@@ -11,8 +11,8 @@ import shutil
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from banditrepro import ReproError
 from banditrepro.atomic import atomic_path
