@@ -17,7 +17,8 @@ ALGO_COLORS = {name: _PALETTE[i] for i, name in enumerate(_ORDER)}
 ALGO_COLORS.update({"c2b-kl": "#d62728", "c2b": "#ff9896", "rucb": "#1f77b4", "rmed1": "#2ca02c",
                     "btm": "#9467bd", "scomp2": "#ff7f0e", "ws-w": "#d62728", "ws-s": "#d62728",
                     "dp-ts-ucb": "#d62728", "m-ts-gaussian": "#1f77b4",
-                    "rmed2": "#98df8a", "if": "#17becf", "ccb": "#e377c2", "scb": "#bcbd22", "qsa": "#8c564b"})
+                    "rmed2": "#98df8a", "if": "#17becf", "ccb": "#e377c2", "scb": "#bcbd22", "qsa": "#8c564b",
+                    "dp-se": "#8c6d31", "anytime-lazy-ucb": "#637939", "lazy-dp-ts": "#393b79"})
 
 
 def color_for(name: str, variant: int = 0, n_variants: int = 1):

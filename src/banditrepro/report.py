@@ -38,9 +38,8 @@ def build_report(figures: list[Figure], claims_csv, runtime_csv, out, tables_dir
         for fig in [f for f in figures if f.paper == paper]:
             rel = Path("figures") / fig.paper / f"{fig.id}.png"
             lines += [f"### {fig.title}", "", f"![{fig.id}]({rel.as_posix()})", "", fig.caption, ""]
-            table = pd.read_csv(Path(tables_dir) / fig.paper / f"{fig.id}.csv")
-            lines.append(_md_table(table, ["dataset", "horizon", "label", "status", "runs", "mean_final_regret",
-                                           "ci95_low", "ci95_high", "batches_mean", "note"]))
+            # the figure's own table (each kind tabulates what its paper reports, e.g. η for DP)
+            lines.append((Path(tables_dir) / fig.paper / f"{fig.id}.md").read_text())
             fc = claims[(claims.paper == fig.paper) & (claims.figure == fig.id)]
             if not fc.empty:
                 lines += ["Claims:", ""]
