@@ -194,7 +194,8 @@ def mini_run(tmp_path_factory):
         csv = work / "tables" / fig.paper / f"{fig.id}.csv"
         csv.parent.mkdir(parents=True, exist_ok=True)
         tables[fig.id].to_csv(csv, index=False)
-    claims = check_all(figs, tables_dir=work / "tables", status_dir=work / "status", root=root)
+    claims = check_all(figs, tables_dir=work / "tables", status_dir=work / "status", root=root,
+                       prepared_dir=work / "prepared")
     return work, {f.id: f for f in figs}, tables, claims
 
 

@@ -32,8 +32,9 @@ def test(kind: str):
 class Context:
     """What a test may read: the figure, its table, and the summaries behind it."""
 
-    def __init__(self, fig: Figure, table: pd.DataFrame, status_dir, root):
+    def __init__(self, fig: Figure, table: pd.DataFrame, status_dir, root, prepared_dir="data/prepared"):
         self.fig, self.table, self.status_dir, self.root = fig, table, status_dir, root
+        self.prepared_dir = prepared_dir
 
     def panels(self, spec) -> tuple[list, list[str]]:
         """(panels to test, names of requested panels that were not run)."""
@@ -130,8 +131,9 @@ def _late_growth(ctx: Context, a: str, b: str, flat: float = 0.1, panels="all"):
 from banditrepro import claims_dp, claims_ws  # noqa: E402,F401
 
 
-def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", root="results/summaries"):
-    ctx = Context(fig, table, status_dir, root)
+def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", root="results/summaries",
+                 prepared_dir="data/prepared"):
+    ctx = Context(fig, table, status_dir, root, prepared_dir)
     rows = []
     for claim in fig.claims:
         args = dict(claim["test"])
@@ -145,11 +147,11 @@ def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", roo
 
 
 def check_all(figures: list[Figure], tables_dir="results/tables", status_dir="data/status",
-              root="results/summaries") -> pd.DataFrame:
+              root="results/summaries", prepared_dir="data/prepared") -> pd.DataFrame:
     rows = []
     for fig in figures:
         if not fig.claims:
             continue
         table = pd.read_csv(Path(tables_dir) / fig.paper / f"{fig.id}.csv")
-        rows += check_figure(fig, table, status_dir, root)
+        rows += check_figure(fig, table, status_dir, root, prepared_dir)
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -103,10 +103,10 @@ def _eta_constant(ctx, alpha: float = 1.0, name: str = "dp-ts-ucb", rel_tol: flo
 
 
 def _prepared_means(ctx, dataset: str):
-    """Arm means of a prepared dataset (data/prepared beside the status folder, as in the workflow)."""
+    """Arm means of a prepared dataset."""
     from banditrepro.datasets.catalog import load_prepared
 
-    path = Path(ctx.status_dir).parent / "prepared" / f"{dataset}.json"
+    path = Path(ctx.prepared_dir) / f"{dataset}.json"
     if not path.exists():
         return None
     return np.asarray(load_prepared(path).means)

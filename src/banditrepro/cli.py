@@ -162,7 +162,7 @@ def cmd_claims(args) -> int:
     from banditrepro.atomic import write_text
     from banditrepro.claims import check_all
 
-    df = check_all(_figures(args), status_dir=args.status_dir)
+    df = check_all(_figures(args), status_dir=args.status_dir, prepared_dir=args.prepared_dir)
     write_text(args.out, df.to_csv(index=False))
     for _, r in df.iterrows():
         print(f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}")
@@ -253,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("claims", help="check every claim of the manifest against the figure tables")
     manifest_opts(s)
+    s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_claims)
 

@@ -46,5 +46,7 @@ rule claims:
         mem_mb=1000,
     params:
         args=figure_args(),
+        prepared=PREPARED,
     shell:
-        "python -m banditrepro claims {params.args} --status-dir data/status --out {output} > {log} 2>&1"
+        "python -m banditrepro claims {params.args} --status-dir data/status"
+        " --prepared-dir {params.prepared} --out {output} > {log} 2>&1"
