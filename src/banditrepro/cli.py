@@ -245,7 +245,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("stem")
     manifest_opts(s)
     s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
-    s.add_argument("--runs", type=int, default=None)
     s.add_argument("--png", required=True)
     s.add_argument("--pdf", required=True)
     s.add_argument("--table", required=True)
