@@ -1,6 +1,5 @@
 # Helpers shared by the rules. Parse time only reads the config, the catalog and the manifest.
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -17,7 +16,6 @@ if str(SRC) not in sys.path:
 
 from banditrepro import ReproError  # noqa: E402
 from banditrepro.datasets.catalog import load_catalog  # noqa: E402
-from banditrepro.manifest import cells as manifest_cells  # noqa: E402
 from banditrepro.manifest import load_manifest  # noqa: E402
 
 
@@ -37,7 +35,6 @@ except ReproError as exc:
     raise WorkflowError(f"configuration error: {exc}")
 
 MIRRORS = [_root_path(m) for m in config["data_mirrors"]]
-CLI = "python -m banditrepro"
 RUNS = list(range(config["runs"]))
 FIGURE_BY_STEM = {f.stem: f for f in FIGURES}
 
