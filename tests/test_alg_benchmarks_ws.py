@@ -18,25 +18,13 @@ from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
 from banditrepro.algorithms.qsa import insert_at, qsa_kernel
 from banditrepro.algorithms.scb import kl_bernoulli, kl_bounds, pair_decided, scb_kernel
 from banditrepro.algorithms.winner_stays import randint
+from tests.helpers import played_pairs
 
 BENCHMARKS = ["qsa", "if", "ccb", "scb"]
 DETERMINISTIC5 = np.triu(np.ones((5, 5)), 1) + np.eye(5) * 0.5  # the lower index always wins
 
 
-def pair_trace(kernel, P, T, seed, *params):
-    """The (unordered) pair played at every step, read back through a one-hot regret table."""
-    K = P.shape[0]
-    tab = np.zeros((K * K, K, K))
-    for i in range(K):
-        for j in range(K):
-            tab[i * K + j, i, j] = 1.0
-    grid = np.arange(1, T + 1, dtype=np.int64)
-    out, _, steps = kernel(P, T, tab, grid, np.random.default_rng(seed), *params)
-    assert steps == T
-    inc = np.diff(out, axis=1, prepend=0.0)
-    assert np.all(inc.sum(axis=0) == 1.0)
-    idx = inc.argmax(axis=0)
-    return np.stack([idx // K, idx % K], axis=1)
+pair_trace = played_pairs  # the pair played at every step
 
 
 # ------------------------------------------------------------------------------------------ QSA
