@@ -15,13 +15,8 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.lazy_dp_ts import observe_lazy
 from banditrepro.recorder import new_recorder, record
-
-
-@njit(cache=True, nogil=True, inline="always")
-def private_mean(esum, n, eps, rng):
-    """Laplace mechanism on one epoch: μ̃ = (Σ of its n fresh rewards + Lap(1/ε)) / n."""
-    return (esum + rng.laplace(0.0, 1.0 / eps)) / n
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -48,15 +43,12 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
     isqn = np.zeros(K)  # 1/√n and 1/n of the last completed epoch
     invn = np.zeros(K)
     t = 0
-    # Initial epoch of size 1: one pull of every arm, published at once.
-    for i in range(K):
-        if t >= T:
-            break
+    # Initial epoch of size 1 (r = 0): one pull of every arm, published at once.
+    for i in range(min(K, T)):
         record(tab, grid, cum, out, pos, i, i, 1)
-        mu_tilde[i] = private_mean(1.0 if rng.random() < mu[i] else 0.0, 1, eps, rng)
+        observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng)
         isqn[i] = 1.0
         invn[i] = 1.0
-        r[i] = 1
         t += 1
     while t < T:
         sa2, b2 = index_terms(t + 1.0, alpha, eps)  # round t+1 (1-based)
@@ -75,17 +67,10 @@ def anytime_lazy_ucb_kernel(mu, T, tab, grid, rng, eps, alpha):
                 if rng.integers(0, ties) == 0:
                     i = j
         record(tab, grid, cum, out, pos, i, i, 1)
-        # Count the observation; at O_i = 2^{r_i} publish the private mean and drop the epoch's data.
-        O[i] += 1
-        if rng.random() < mu[i]:
-            esum[i] += 1.0
-        if O[i] == (1 << r[i]):
-            isqn[i] = 1.0 / math.sqrt(O[i])
-            invn[i] = 1.0 / O[i]
-            mu_tilde[i] = private_mean(esum[i], O[i], eps, rng)
-            r[i] += 1
-            O[i] = 0
-            esum[i] = 0.0
+        n = observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng)
+        if n:  # the epoch closed: the index now uses its n observations
+            isqn[i] = 1.0 / math.sqrt(n)
+            invn[i] = 1.0 / n
         t += 1
     return out, 0, pos[0]
 

@@ -26,6 +26,23 @@ def private_mean(esum, n, eps, rng):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng):
+    """Count one pull of arm i (Bernoulli μ_i reward); once O_i = 2^{r_i}, publish the private mean of the
+    epoch into μ̃_i and drop its data. Returns the closed epoch's size, 0 while the epoch goes on."""
+    O[i] += 1
+    if rng.random() < mu[i]:
+        esum[i] += 1.0
+    if O[i] != (1 << r[i]):
+        return 0
+    n = O[i]
+    mu_tilde[i] = private_mean(esum[i], n, eps, rng)
+    r[i] += 1
+    O[i] = 0
+    esum[i] = 0.0
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
 def optimistic_beta(mu_tilde_j, n, lnt, eps, rng):
     """θ ~ Beta(μ n + 1, (1 − μ) n + 1) with μ = clip(μ̃ + 3 ln t / (ε n), 0, 1)."""
     m = mu_tilde_j + 3.0 * lnt / (eps * n)
@@ -47,14 +64,10 @@ def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
     esum = np.zeros(K)
     theta = np.zeros(K)
     t = 0
-    # Initial epoch of size 1: one pull of every arm, published at once.
-    for i in range(K):
-        if t >= T:
-            break
+    # Initial epoch of size 1 (r = 0): one pull of every arm, published at once.
+    for i in range(min(K, T)):
         record(tab, grid, cum, out, pos, i, i, 1)
-        mu_tilde[i] = private_mean(1.0 if rng.random() < mu[i] else 0.0, 1, eps, rng)
-        nobs[i] = 1
-        r[i] = 1
+        nobs[i] = observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng)
         t += 1
     while t < T:
         lnt = math.log(t + 1.0)  # round index t+1 (1-based)
@@ -76,16 +89,9 @@ def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
                 if rng.integers(0, ties) == 0:
                     i = j
         record(tab, grid, cum, out, pos, i, i, 1)
-        # Count the observation; at O_i = 2^{r_i} publish the private mean and drop the epoch's data.
-        O[i] += 1
-        if rng.random() < mu[i]:
-            esum[i] += 1.0
-        if O[i] == (1 << r[i]):
-            nobs[i] = O[i]
-            mu_tilde[i] = private_mean(esum[i], O[i], eps, rng)
-            r[i] += 1
-            O[i] = 0
-            esum[i] = 0.0
+        n = observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng)
+        if n:
+            nobs[i] = n
         t += 1
     return out, 0, pos[0]
 
