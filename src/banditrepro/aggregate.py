@@ -17,9 +17,9 @@ _META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "insta
 
 def t_quantile(n: int) -> float:
     """Two-sided 95 % Student-t quantile with n − 1 degrees of freedom (normal for n ≤ 1)."""
-    from scipy.stats import t
+    from scipy.special import stdtrit  # the t inverse CDF without scipy.stats' ~0.3 s import
 
-    return float(t.ppf(0.975, n - 1)) if n > 1 else 0.0
+    return float(stdtrit(n - 1, 0.975)) if n > 1 else 0.0
 
 
 def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:

@@ -37,22 +37,6 @@ METRIC_LABELS = {
 # ws-curves
 
 
-def _save(mpl_fig, png, pdf, rect=None, tight=True):
-    """As plotting.save (atomic PNG + PDF without a creation date), with room kept for a figure legend
-    (``rect``) or, for colour-bar layouts, ``bbox_inches="tight"`` instead of tight_layout."""
-    import matplotlib.pyplot as plt
-
-    from banditrepro.atomic import atomic_path
-
-    if tight:
-        mpl_fig.tight_layout(rect=rect)
-    for path, fmt in ((png, "png"), (pdf, "pdf")):
-        with atomic_path(path) as tmp:
-            mpl_fig.savefig(tmp, format=fmt, bbox_inches=None if tight else "tight",
-                            metadata={"CreationDate": None} if fmt == "pdf" else None)
-    plt.close(mpl_fig)
-
-
 def panel_metrics(fig: Figure) -> list[str]:
     """The metric of every panel, in panel order: a ``metric`` attribute of the panel if the loader keeps
     one, else ``options.panel_metrics`` (same length as ``panels``), else the figure's metric."""
@@ -176,9 +160,9 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
         mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, frameon=True,
                        bbox_to_anchor=(0.5, 0.0))
         height = mpl_fig.get_size_inches()[1]
-        _save(mpl_fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
+        plotting.save(mpl_fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
     else:
-        _save(mpl_fig, png, pdf)
+        plotting.save(mpl_fig, png, pdf)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -219,10 +203,9 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
     from banditrepro import plotting
 
     rows, cols = _layout(fig)
-    plotting.setup()
-    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
-    mpl_fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 5.6 * rows), squeeze=False, layout="constrained")
+    mpl_fig, axes = plotting.subplots(rows, cols, figsize=(6.4 * cols, 5.6 * rows), layout="constrained")
     axes_flat = axes.ravel()
     image = None
     for ax, panel in zip(axes_flat, fig.panels):
@@ -236,7 +219,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
             for j in range(K):
                 ax.text(j, i, f"{P[i, j]:.2f}", ha="center", va="center", fontsize=size,
                         color="white" if abs(P[i, j] - 0.5) > 0.3 else "black")
-        ax.add_patch(plt.Rectangle((-0.5, cw - 0.5), K, 1, fill=False, lw=1.6, ec="black"))
+        ax.add_patch(Rectangle((-0.5, cw - 0.5), K, 1, fill=False, lw=1.6, ec="black"))
         names = [f"{i}: {lab}" + (" (CW)" if i == cw else "") for i, lab in enumerate(rec["labels"])]
         ax.set_yticks(range(K), names, fontsize=7)
         ax.set_xticks(range(K), [str(i) for i in range(K)], fontsize=7)
@@ -248,7 +231,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
     if image is not None:
         mpl_fig.colorbar(image, ax=list(axes_flat[:len(fig.panels)]), shrink=0.8)
     mpl_fig.suptitle(fig.title, fontsize=11)
-    _save(mpl_fig, png, pdf, tight=False)  # the colorbar spans the axes: bbox "tight" instead
+    plotting.save(mpl_fig, png, pdf, tight=False)  # the colorbar spans the axes: bbox "tight" instead
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -316,16 +299,16 @@ def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
 def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
     from banditrepro import plotting
 
-    plotting.setup()
-    import matplotlib.pyplot as plt
+    from matplotlib import colormaps
 
     panel, inst, tr = rounds_trace(fig, prepared_dir)
     T, K = tr.C.shape
     its = iterations(tr.C, tr.pairs, tr.round_ends)
-    mpl_fig, (ax, strip) = plt.subplots(2, 1, figsize=(9.0, 6.0), sharex=True,
-                                        gridspec_kw={"height_ratios": [3, 1]})
+    mpl_fig, axes = plotting.subplots(2, 1, figsize=(9.0, 6.0), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    ax, strip = axes[:, 0]
     t = np.arange(0, T + 1)
-    palette = plt.get_cmap("tab10")
+    palette = colormaps["tab10"]
     cw = inst.condorcet_winner
     for k in range(K):
         c = np.concatenate([[0], tr.C[:, k]])

@@ -1,12 +1,14 @@
-"""Plot styling shared by every figure: one colour per algorithm across the whole project."""
+"""Plot styling shared by every figure: one colour per algorithm across the whole project.
+
+Figures are built with matplotlib's object-oriented API (``Figure``, no pyplot state), so several can be
+drawn in one process, even from the worker threads of an in-process Snakemake job.
+"""
 
 from __future__ import annotations
 
 import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import seaborn as sns  # noqa: E402
+import seaborn as sns
+from matplotlib.figure import Figure
 
 # One colour per algorithm name, the same in every figure of every paper.
 _ORDER = ["c2b-kl", "c2b", "scomp2", "pcomp", "rucb", "rmed1", "rmed2", "btm",
@@ -31,14 +33,20 @@ def color_for(name: str, variant: int = 0, n_variants: int = 1):
 
 
 def setup():
+    """The project's style (global rcParams): applied once, when this module is first imported."""
     sns.set_theme(style="whitegrid", context="paper", font_scale=1.0)
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titlesize": 10, "legend.fontsize": 8})
+    matplotlib.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titlesize": 10,
+                                "legend.fontsize": 8})
 
 
-def subplots(rows: int, cols: int, width: float = 4.2, height: float = 3.2):
-    setup()
-    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
-    return fig, axes
+setup()
+
+
+def subplots(rows: int, cols: int, width: float = 4.2, height: float = 3.2, *, figsize=None,
+             layout=None, **kwargs):
+    """A new ``Figure`` with a ``rows`` × ``cols`` array of axes (always 2-D)."""
+    fig = Figure(figsize=figsize or (width * cols, height * rows), layout=layout)
+    return fig, fig.subplots(rows, cols, squeeze=False, **kwargs)
 
 
 def unavailable(ax, title: str, reason: str):
@@ -49,11 +57,14 @@ def unavailable(ax, title: str, reason: str):
     ax.set_yticks([])
 
 
-def save(fig, png: str, pdf: str):
+def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
+    """Write PNG and PDF atomically (the PDF without a creation date). ``rect`` keeps room for a figure
+    legend; ``tight=False`` (colour-bar layouts) crops with ``bbox_inches="tight"`` instead."""
     from banditrepro.atomic import atomic_path
 
-    fig.tight_layout()
+    if tight:
+        fig.tight_layout(rect=rect)
     for path, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(path) as tmp:
-            fig.savefig(tmp, format=fmt, metadata={"CreationDate": None} if fmt == "pdf" else None)
-    plt.close(fig)
+            fig.savefig(tmp, format=fmt, bbox_inches=None if tight else "tight",
+                        metadata={"CreationDate": None} if fmt == "pdf" else None)

@@ -34,10 +34,8 @@ rule runtime_table:
         ),
     log:
         "logs/runtime_table.log",
-    conda:
-        "../../envs/banditrepro.yaml"
     resources:
         runtime=5,
         mem_mb=500,
-    shell:
-        "python -m banditrepro runtime-table --out {output} {input} > {log} 2>&1"
+    run:
+        runtime_table_job(input, output, log)

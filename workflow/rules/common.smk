@@ -1,6 +1,7 @@
 # Helpers shared by the rules. Parse time only reads the config, the catalog and the manifest.
 import json
 import sys
+import threading
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -40,6 +41,7 @@ FIGURE_BY_STEM = {f.stem: f for f in FIGURES}
 
 RAW = "data/raw"
 PREPARED = "data/prepared"
+STATUS = "data/status"
 CELLS = "results/cells"
 
 
@@ -110,12 +112,6 @@ def figure_caption(wildcards):
     )
 
 
-def figure_args():
-    papers = " ".join(config["papers"])
-    cap = f"--max-horizon {config['max_horizon']}" if config["max_horizon"] else ""
-    return f"--manifest {_root_path(config['manifest'])} --papers {papers} {cap}"
-
-
 def run_chunks():
     """Runs grouped k at a time (config cells_per_job = k), for jobs that compute several cells."""
     k = config["cells_per_job"]
@@ -150,3 +146,42 @@ def summarize_job(input, output, log):
 
     write_summary(list(input), output[0])
     Path(log[0]).write_text(f"{len(input)} runs summarized\n")
+
+
+# Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
+_DRAW_LOCK = threading.Lock()
+
+
+def figure_job(wildcards, output, log):
+    """Body of the in-process figure job: one manifest figure, its table (CSV, Markdown, LaTeX)."""
+    from banditrepro.figures import build_figure
+
+    stem = f"{wildcards.paper}/{wildcards.figure}"
+    with _DRAW_LOCK:
+        build_figure(FIGURE_BY_STEM[stem], output.png, output.pdf, output.table, STATUS, PREPARED)
+    Path(log[0]).write_text(f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n")
+
+
+def claims_job(output, log):
+    from banditrepro.atomic import write_text
+    from banditrepro.claims import check_all
+
+    df = check_all(FIGURES, status_dir=STATUS, prepared_dir=PREPARED)
+    write_text(output[0], df.to_csv(index=False))
+    lines = [f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}" for r in df.itertuples()]
+    Path(log[0]).write_text("\n".join(lines) + "\n")
+
+
+def runtime_table_job(input, output, log):
+    from banditrepro.aggregate import runtime_table
+    from banditrepro.atomic import write_text
+
+    write_text(output[0], runtime_table(list(input)).to_csv(index=False, float_format="%.6g"))
+    Path(log[0]).write_text(f"{len(input)} summaries\n")
+
+
+def report_job(input, output, log):
+    from banditrepro.report import build_report
+
+    build_report(FIGURES, input.claims, input.runtime, output[0])
+    Path(log[0]).write_text(f"wrote {output[0]}\n")

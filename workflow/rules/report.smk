@@ -13,13 +13,8 @@ rule report_md:
         "results/report.md",
     log:
         "logs/report.log",
-    conda:
-        "../../envs/banditrepro.yaml"
     resources:
         runtime=5,
         mem_mb=500,
-    params:
-        args=figure_args(),
-    shell:
-        "python -m banditrepro report {params.args} --claims {input.claims} --runtime {input.runtime}"
-        " --out {output} > {log} 2>&1"
+    run:
+        report_job(input, output, log)

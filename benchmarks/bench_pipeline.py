@@ -1,0 +1,181 @@
+"""Whole-pipeline speed budget: wall time, CPU time, fixed-overhead share, memory, size of results/.
+
+    python benchmarks/bench_pipeline.py [--cores 2] [--workdir /tmp/banditrepro-bench] [--json out.json]
+                                        [--snakemake-args "--config cells_per_job=20"]
+
+Run from the project root after one full run (kernels compiled, data prepared); the project's own
+results/ are not touched. Two measurements of the same work (the default config):
+
+1. **pipeline** — `snakemake --cores N` (default profile) in a scratch working directory whose data/ links
+   to the project's prepared data: wall time, CPU time of all processes, peak RSS, size of results/;
+2. **plain loop** — every cell, summary, figure, table, the claims and the report computed with
+   banditrepro's functions and no Snakemake: the cells by N worker processes (the same parallelism, so
+   the same contention of two kernels on two cores), the rest by one loop; CPU time per stage.
+
+*Work* is the plain loop's CPU time without its imports and numba cache loads. *Fixed overhead* is
+everything else the pipeline spends: pipeline CPU − work (process starts, imports, numba cache loads,
+Snakemake's per-job bookkeeping). The loop's cells are also compared byte for byte with the pipeline's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+T0 = time.process_time()
+
+
+def cpu_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def du_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+def run_pipeline(workdir: Path, cores: int, extra: list[str]) -> dict:
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    (workdir / "data").symlink_to(ROOT / "data")  # prepared datasets and probe verdicts, read only
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+           str(workdir), "--workflow-profile", str(ROOT / "profiles/default"), "--cores", str(cores),
+           *extra]
+    cpu0, wall0 = cpu_children(), time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    wall, cpu = time.perf_counter() - wall0, cpu_children() - cpu0
+    if proc.returncode:
+        sys.exit(f"snakemake failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    sidecars = [json.loads(p.read_text()) for p in (workdir / "results/cells").rglob("*.json")]
+    return {"wall_s": wall, "cpu_s": cpu,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
+            "numba_load_s": sum(s["load_seconds"] for s in sidecars),
+            "results_mb": du_mb(workdir / "results"), "command": shlex.join(cmd)}
+
+
+def _cells_task(job) -> tuple[float, float, float]:
+    """Worker process: some runs of one cell -> (CPU seconds, kernel seconds, numba load seconds)."""
+    from banditrepro.cell import simulate_to_file
+
+    (dataset, horizon, algo), runs, base_seed, prepared, out = job
+    cpu, kernel, load = time.process_time(), 0.0, 0.0
+    for r in runs:
+        res = simulate_to_file(algo, prepared / f"{dataset}.json", horizon, r, base_seed,
+                               out / f"cells/{dataset}/T{horizon}/{algo}/run{r}.npz")
+        kernel += res.wall_seconds
+        load += res.meta["load_seconds"]
+    return time.process_time() - cpu, kernel, load
+
+
+def _worker_init() -> None:
+    import banditrepro.cell  # noqa: F401  (imports are not work)
+    import banditrepro.datasets.catalog  # noqa: F401
+
+
+def run_plain_loop(workdir: Path, cores: int) -> dict:
+    """The pipeline's work, stage by stage, without Snakemake (CPU seconds per stage)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    import yaml
+
+    t_imports = time.process_time()
+    from banditrepro.aggregate import runtime_table, write_summary
+    from banditrepro.atomic import write_text
+    from banditrepro.claims import check_all
+    from banditrepro.datasets.catalog import load_catalog
+    from banditrepro.figures import build_figure, panel_status
+    from banditrepro.manifest import cells, load_manifest
+    from banditrepro.report import build_report
+
+    stages = {"imports": time.process_time() - t_imports}
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    catalog = load_catalog(ROOT / cfg.get("catalog", "config/datasets.yaml"))
+    figures = load_manifest(ROOT / cfg.get("manifest", "config/figures"), papers=cfg.get("papers"),
+                            max_horizon=cfg.get("max_horizon"), datasets=set(catalog.datasets))
+    runs, base_seed = list(range(cfg["runs"])), cfg["base_seed"]
+    prepared, status = ROOT / "data/prepared", ROOT / "data/status"
+    out = workdir / "results"
+    if out.exists():
+        shutil.rmtree(out)
+
+    todo = [c for c in cells(figures) if panel_status(c[0], status)[0]]
+    jobs = [(c, runs[i:i + 5], base_seed, prepared, out) for c in todo for i in range(0, len(runs), 5)]
+    with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
+        cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))
+    stages.update({"kernels": kernel, "numba_load": load, "cell_files_and_setup": cpu - kernel - load})
+
+    t = time.process_time()
+    summaries = []
+    for dataset, horizon, algo in todo:
+        summaries.append(out / f"summaries/{dataset}/T{horizon}/{algo}.npz")
+        write_summary([out / f"cells/{dataset}/T{horizon}/{algo}/run{r}.npz" for r in runs], summaries[-1])
+    stages["summaries"] = time.process_time() - t
+
+    cwd = os.getcwd()
+    os.chdir(workdir)  # figures, claims and the report use results/… relative paths
+    try:
+        t = time.process_time()
+        for fig in figures:
+            build_figure(fig, f"results/figures/{fig.stem}.png", f"results/figures/{fig.stem}.pdf",
+                         f"results/tables/{fig.stem}.csv", status, prepared)
+        stages["figures_and_tables"] = time.process_time() - t
+        t = time.process_time()
+        write_text("results/tables/runtime.csv", runtime_table(summaries).to_csv(index=False))
+        write_text("results/claims.csv", check_all(figures, status_dir=status, prepared_dir=prepared)
+                   .to_csv(index=False))
+        build_report(figures, "results/claims.csv", "results/tables/runtime.csv", "results/report.md")
+        stages["claims_and_report"] = time.process_time() - t
+    finally:
+        os.chdir(cwd)
+    return {"stages_cpu_s": stages, "cells": len(todo) * len(runs)}
+
+
+def same_cells(a: Path, b: Path) -> tuple[int, int]:
+    files = sorted(p.relative_to(a) for p in a.rglob("*.npz"))
+    return sum((a / f).read_bytes() == (b / f).read_bytes() for f in files), len(files)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--workdir", type=Path, default=Path("/tmp/banditrepro-bench"))
+    ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config cells_per_job=20\"")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    if not (ROOT / "data/prepared").is_dir():
+        sys.exit("run the pipeline once first (data/prepared/ missing; kernels uncompiled)")
+
+    pipe = run_pipeline(args.workdir / "pipeline", args.cores, shlex.split(args.snakemake_args))
+    loop = run_plain_loop(args.workdir / "loop", args.cores)
+    st = loop["stages_cpu_s"]
+    work = sum(v for k, v in st.items() if k not in ("imports", "numba_load"))
+    overhead = pipe["cpu_s"] - work
+    same, n = same_cells(args.workdir / "loop/results/cells", args.workdir / "pipeline/results/cells")
+    report = {"pipeline": pipe, "plain_loop": loop, "work_cpu_s": work, "fixed_overhead_cpu_s": overhead,
+              "fixed_overhead_share": overhead / pipe["cpu_s"], "identical_cells": f"{same}/{n}"}
+
+    print(f"pipeline: {pipe['cells']} cells, {pipe['wall_s']:.0f} s wall, {pipe['cpu_s']:.0f} CPU-s, "
+          f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
+          f"(kernels {pipe['kernel_s']:.0f} s, numba loads {pipe['numba_load_s']:.1f} s)")
+    print("work (plain loop, CPU-s): " + ", ".join(f"{k} {v:.1f}" for k, v in st.items())
+          + f" -> work {work:.0f} CPU-s")
+    print(f"fixed overhead: {overhead:.0f} of {pipe['cpu_s']:.0f} CPU-s = {100 * overhead / pipe['cpu_s']:.0f} %"
+          f" (target <= 25 %); cells identical to the pipeline's: {same}/{n}")
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0 if same == n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
