@@ -103,6 +103,25 @@ def test_cells_match_the_cli_byte_for_byte(test_run, tmp_path):
     assert out.read_bytes() == cell.read_bytes()
 
 
+def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
+    """The workflow draws figures and checks claims inside the Snakemake process (threads); the
+    standalone CLI must write the same table and PNG bytes and the same claims."""
+    cli = [sys.executable, "-m", "banditrepro"]
+    common = ["--papers", "c2b", "dp-ts-ucb", "winner-stays", "--max-horizon", "2000",
+              "--manifest", str(ROOT / "config/figures")]
+    for stem in ("c2b/fig1", "winner-stays/preference-matrices"):
+        out = {k: tmp_path / f"{stem.replace('/', '-')}.{k}" for k in ("png", "pdf", "csv")}
+        r = subprocess.run([*cli, "figure", stem, *common, "--png", str(out["png"]), "--pdf", str(out["pdf"]),
+                            "--table", str(out["csv"])], cwd=test_run, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        for ext, sub in (("csv", "tables"), ("png", "figures")):
+            assert out[ext].read_bytes() == (test_run / f"results/{sub}/{stem}.{ext}").read_bytes(), (stem, ext)
+    r = subprocess.run([*cli, "claims", *common, "--out", str(tmp_path / "claims.csv")], cwd=test_run,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "claims.csv").read_text() == (test_run / "results/claims.csv").read_text()
+
+
 def test_interrupted_run_resumes_without_recomputing(test_run):
     cells = sorted((test_run / "results").rglob("*.npz"))
     victim = test_run / "results/cells/six-rankers/T2000/btm/run0.npz"
