@@ -16,9 +16,9 @@ from banditrepro.algorithms.anytime_lazy_ucb import index_terms, ucb_index
 from banditrepro.algorithms.dp_se import eliminate, epoch_length
 from banditrepro.algorithms.dp_ts_ucb import close_epoch, dp_ts_ucb_core, phase_step, sample_budget
 from banditrepro.algorithms.lazy_dp_ts import optimistic_beta, private_mean
+from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.algorithms.ts_gaussian import (
     QSTEP,
-    argmax_random_ties,
     flag_prob,
     flagged_argmax,
     m_ts_gaussian_core,

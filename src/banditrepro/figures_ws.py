@@ -297,9 +297,9 @@ def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
 
 
 def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
-    from banditrepro import plotting
-
     from matplotlib import colormaps
+
+    from banditrepro import plotting
 
     panel, inst, tr = rounds_trace(fig, prepared_dir)
     T, K = tr.C.shape

@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.recorder import new_recorder, record
 
 C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe), Sec. 4.1
@@ -132,19 +133,7 @@ def dp_ts_ucb_core(mu, T, tab, grid, rng, alpha, batch, pulls, state):
             else:
                 theta[j] = MAX[j]
         # Line 13: pull argmax θ_i(t), ties uniformly at random.
-        i = 0
-        best = theta[0]
-        ties = 1
-        for j in range(1, K):
-            v = theta[j]
-            if v > best:
-                best = v
-                i = j
-                ties = 1
-            elif v == best:
-                ties += 1
-                if rng.integers(0, ties) == 0:
-                    i = j
+        i = argmax_random_ties(theta, rng)
         record(tab, grid, cum, out, pos, i, i, 1)
         if trace:
             pulls[t] = i

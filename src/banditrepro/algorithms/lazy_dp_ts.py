@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.recorder import new_recorder, record
 
 
@@ -75,19 +76,7 @@ def lazy_dp_ts_kernel(mu, T, tab, grid, rng, eps):
         for j in range(K):
             theta[j] = optimistic_beta(mu_tilde[j], float(nobs[j]), lnt, eps, rng)
         # Pull the argmax (ties uniformly at random).
-        i = 0
-        best = theta[0]
-        ties = 1
-        for j in range(1, K):
-            v = theta[j]
-            if v > best:
-                best = v
-                i = j
-                ties = 1
-            elif v == best:
-                ties += 1
-                if rng.integers(0, ties) == 0:
-                    i = j
+        i = argmax_random_ties(theta, rng)
         record(tab, grid, cum, out, pos, i, i, 1)
         n = observe_lazy(i, mu, O, esum, r, mu_tilde, eps, rng)
         if n:

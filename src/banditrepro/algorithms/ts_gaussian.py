@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.recorder import new_recorder, record
 
 QSTEP = 16.0  # flag points g = k/16
@@ -43,25 +44,6 @@ def normal_tail_table():
     for k in range(QMAX + 1):
         q[k] = 0.5 * math.erfc(k / QSTEP / math.sqrt(2.0))
     return q
-
-
-@njit(cache=True, nogil=True)
-def argmax_random_ties(theta, rng):
-    """Index of the largest entry; exact ties broken uniformly at random (reservoir counting)."""
-    best = theta[0]
-    arg = 0
-    ties = 1
-    for j in range(1, theta.shape[0]):
-        v = theta[j]
-        if v > best:
-            best = v
-            arg = j
-            ties = 1
-        elif v == best:
-            ties += 1
-            if rng.integers(0, ties) == 0:
-                arg = j
-    return arg
 
 
 @njit(cache=True, nogil=True)
