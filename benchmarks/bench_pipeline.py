@@ -185,6 +185,9 @@ def main() -> int:
           + f" -> work {work:.0f} CPU-s")
     print(f"fixed overhead: {overhead:.0f} of {pipe['cpu_s']:.0f} CPU-s = {100 * overhead / pipe['cpu_s']:.0f} %"
           f" (target <= 25 %); cells identical to the pipeline's: {same}/{n}")
+    if pipe["numba_load_s"] > 20:
+        print(f"WARNING: the pipeline spent {pipe['numba_load_s']:.0f} s loading kernels: the numba cache was cold "
+              "(first run after an edit of a kernel); run the benchmark again for the steady state")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0 if same == n else 1
