@@ -18,6 +18,7 @@ from banditrepro.algorithms.winner_stays import (
     ws_w_trace,
 )
 from banditrepro.instances import PreferenceMatrix
+from tests.helpers import played_pairs
 
 
 def utility_matrix(u):
@@ -121,52 +122,25 @@ def test_round_ends_of_a_real_run_on_mslr5(mslr5):
 
 
 # -------------------------------------------------------------- fast kernels vs the literal Alg. 1
-def _pair_tab(K):
-    pairs = [(a, b) for a in range(K) for b in range(a, K)]
-    tab = np.zeros((len(pairs), K, K))
-    for m, (a, b) in enumerate(pairs):
-        tab[m, a, b] = tab[m, b, a] = 1.0
-    return pairs, tab
-
-
-def _pair_counts(pairs, seq, T):
-    index = {p: m for m, p in enumerate(pairs)}
-    counts = np.zeros((len(pairs), T))
-    for t, (i, j) in enumerate(seq):
-        counts[index[(min(i, j), max(i, j))], t] = 1.0
-    return counts.cumsum(axis=1)
-
-
 @pytest.mark.parametrize("which", ["mslr5", "util8"])
 def test_ws_w_kernel_duels_exactly_as_literal_alg1(mslr5, which):
     P = mslr5.P if which == "mslr5" else utility_matrix(np.linspace(1, 0, 8))
-    K = P.shape[0]
     T = 4000
-    pairs, tab = _pair_tab(K)
-    grid = np.arange(1, T + 1, dtype=np.int64)
     for seed in (3, 4):
-        out, _, steps = ws_w_kernel(P, T, tab, grid, np.random.default_rng(seed))
-        assert steps == T
+        played = played_pairs(ws_w_kernel, P, T, seed)
         tr = ws_w_trace(P, T, np.random.default_rng(seed))
-        np.testing.assert_array_equal(out, _pair_counts(pairs, tr.pairs, T))
+        # the same unordered pair at every step (the kernel may record a duel as (i, j) or (j, i))
+        np.testing.assert_array_equal(np.sort(played, axis=1), np.sort(np.asarray(tr.pairs), axis=1))
 
 
 def test_ws_s_explores_with_ws_w_and_exploits_floor_beta_power(mslr5):
     """WS-S = WS-W's duels (state never reset, no update while exploiting) interleaved with runs of
     (k, k) of lengths ⌊β^ℓ⌋, k the winner of round ℓ."""
-    K = 5
     T = 30000
-    pairs, tab = _pair_tab(K)
-    grid = np.arange(1, T + 1, dtype=np.int64)
     for beta in (1.1, 1.5, 2.0):
-        out, _, steps = ws_s_kernel(mslr5.P, T, tab, grid, np.random.default_rng(7), beta)
-        assert steps == T
-        inc = np.diff(out, axis=1, prepend=0.0)
-        played = inc.argmax(axis=0)  # the pair index dueled at each step
-        assert np.all(inc.sum(axis=0) == 1)
-        self_idx = {m: a for m, (a, b) in enumerate(pairs) if a == b}
-        is_self = np.isin(played, list(self_idx))
-        explore = [pairs[m] for m in played[~is_self]]
+        played = np.sort(played_pairs(ws_s_kernel, mslr5.P, T, 7, beta), axis=1)  # unordered: i <= j
+        is_self = played[:, 0] == played[:, 1]
+        explore = [(int(i), int(j)) for i, j in played[~is_self]]
         tr = ws_w_trace(mslr5.P, len(explore), np.random.default_rng(7))
         assert [(min(i, j), max(i, j)) for i, j in tr.pairs] == explore
         # runs of self-duels: lengths ⌊β^ℓ⌋, the arm = winner of round ℓ of the exploration
@@ -181,7 +155,7 @@ def test_ws_s_explores_with_ws_w_and_exploits_floor_beta_power(mslr5):
         for ell, (s, n_before) in enumerate(zip(starts, n_explore_before), start=1):
             assert n_before == tr.round_ends[ell - 1]  # exploitation starts right after round ℓ
             winner = int(np.argmax(tr.C[tr.round_ends[ell - 1] - 1]))
-            assert self_idx[played[s]] == winner
+            assert played[s, 0] == winner
 
 
 def test_exploit_length_helper():
