@@ -102,9 +102,8 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
     import yaml
 
     t_imports = time.process_time()
-    from banditrepro.aggregate import runtime_table, write_summary
-    from banditrepro.atomic import write_text
-    from banditrepro.claims import check_all
+    from banditrepro.aggregate import write_runtime_table, write_summary
+    from banditrepro.claims import write_claims
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.figures import build_figure, panel_status
     from banditrepro.manifest import cells, load_manifest
@@ -143,9 +142,8 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
                          f"results/tables/{fig.stem}.csv", status, prepared)
         stages["figures_and_tables"] = time.process_time() - t
         t = time.process_time()
-        write_text("results/tables/runtime.csv", runtime_table(summaries).to_csv(index=False))
-        write_text("results/claims.csv", check_all(figures, status_dir=status, prepared_dir=prepared)
-                   .to_csv(index=False))
+        write_runtime_table(summaries, "results/tables/runtime.csv")
+        write_claims(figures, "results/claims.csv", status, prepared)
         build_report(figures, "results/claims.csv", "results/tables/runtime.csv", "results/report.md")
         stages["claims_and_report"] = time.process_time() - t
     finally:

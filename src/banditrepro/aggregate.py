@@ -94,3 +94,9 @@ def runtime_table(summary_paths: list[str | Path]):
                      "kernel_seconds_total": float(np.nansum(w)),
                      "ns_per_step": float(np.nanmean(w) / s["horizon"] * 1e9)})
     return pd.DataFrame(rows).sort_values(["dataset", "horizon", "algorithm_id"])
+
+
+def write_runtime_table(summary_paths: list[str | Path], out) -> None:
+    from banditrepro.atomic import write_text
+
+    write_text(out, runtime_table(summary_paths).to_csv(index=False, float_format="%.6g"))

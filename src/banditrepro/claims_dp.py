@@ -165,6 +165,12 @@ def _lower_every_alpha(ctx, a: str, b: str, column: str = "mean_final_regret"):
 # §5.3 and E.2: pairwise comparisons of final regret
 
 
+def _with_cis(ra, rb) -> str:
+    """'mean [95 % CI] vs mean [95 % CI]' of two table rows' final regrets."""
+    return (f"{_g(float(ra.mean_final_regret))} [{_g(ra.ci95_low)}, {_g(ra.ci95_high)}] vs "
+            f"{_g(float(rb.mean_final_regret))} [{_g(rb.ci95_low)}, {_g(rb.ci95_high)}]")
+
+
 @test("dp-slightly-better")
 def _slightly_better(ctx, a: str, b: str, max_ratio: float = 1.5):
     ra, rb = _row(ctx, a), _row(ctx, b)
@@ -177,8 +183,7 @@ def _slightly_better(ctx, a: str, b: str, max_ratio: float = 1.5):
     ratio = vb / max(va, 1e-12)
     T = int(ra.horizon) if "horizon" in ra and ra.horizon == ra.horizon else 0
     share = f" = {(vb - va) / T:.3%} of T" if T else ""
-    measured = (f"{_g(va)} [{_g(ra.ci95_low)}, {_g(ra.ci95_high)}] vs {_g(vb)} [{_g(rb.ci95_low)}, "
-                f"{_g(rb.ci95_high)}]; ratio {ratio:.2f}, gap {_g(vb - va)}{share}")
+    measured = f"{_with_cis(ra, rb)}; ratio {ratio:.2f}, gap {_g(vb - va)}{share}"
     return desc, measured, "pass" if va < vb and ratio <= max_ratio else "fail"
 
 
@@ -191,8 +196,7 @@ def _significantly_better(ctx, a: str, b: str):
     if missing:
         return desc, f"not run: {', '.join(missing)}", "not-run"
     va, vb = float(ra.mean_final_regret), float(rb.mean_final_regret)
-    measured = (f"{_g(va)} [{_g(ra.ci95_low)}, {_g(ra.ci95_high)}] vs {_g(vb)} [{_g(rb.ci95_low)}, "
-                f"{_g(rb.ci95_high)}]; ratio {vb / max(va, 1e-12):.2f}")
+    measured = f"{_with_cis(ra, rb)}; ratio {vb / max(va, 1e-12):.2f}"
     return desc, measured, "pass" if float(ra.ci95_high) < float(rb.ci95_low) else "fail"
 
 

@@ -139,10 +139,9 @@ def cmd_summarize(args) -> int:
 
 
 def cmd_runtime_table(args) -> int:
-    from banditrepro.aggregate import runtime_table
-    from banditrepro.atomic import write_text
+    from banditrepro.aggregate import write_runtime_table
 
-    write_text(args.out, runtime_table(args.summaries).to_csv(index=False, float_format="%.6g"))
+    write_runtime_table(args.summaries, args.out)
     return 0
 
 
@@ -159,13 +158,9 @@ def cmd_figure(args) -> int:
 
 
 def cmd_claims(args) -> int:
-    from banditrepro.atomic import write_text
-    from banditrepro.claims import check_all
+    from banditrepro.claims import write_claims
 
-    df = check_all(_figures(args), status_dir=args.status_dir, prepared_dir=args.prepared_dir)
-    write_text(args.out, df.to_csv(index=False))
-    for _, r in df.iterrows():
-        print(f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}")
+    print("\n".join(write_claims(_figures(args), args.out, args.status_dir, args.prepared_dir)))
     return 0
 
 

@@ -163,20 +163,16 @@ def figure_job(wildcards, output, log):
 
 
 def claims_job(output, log):
-    from banditrepro.atomic import write_text
-    from banditrepro.claims import check_all
+    from banditrepro.claims import write_claims
 
-    df = check_all(FIGURES, status_dir=STATUS, prepared_dir=PREPARED)
-    write_text(output[0], df.to_csv(index=False))
-    lines = [f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}" for r in df.itertuples()]
+    lines = write_claims(FIGURES, output[0], STATUS, PREPARED)
     Path(log[0]).write_text("\n".join(lines) + "\n")
 
 
 def runtime_table_job(input, output, log):
-    from banditrepro.aggregate import runtime_table
-    from banditrepro.atomic import write_text
+    from banditrepro.aggregate import write_runtime_table
 
-    write_text(output[0], runtime_table(list(input)).to_csv(index=False, float_format="%.6g"))
+    write_runtime_table(list(input), output[0])
     Path(log[0]).write_text(f"{len(input)} summaries\n")
 
 
