@@ -1,25 +1,28 @@
 """SCB — Scalable Copeland Bandits (Zoghi, Karnin, Whiteson, de Rijke, Copeland Dueling Bandits,
-NIPS 2015, Algorithms 2–4): a reconstruction, because the paper leaves several steps of its
-subroutines open.
+NIPS 2015, Algorithms 2–4), anytime: nothing here reads the horizon T.
 
-Alg. 3 (SCB): in epoch r = 1, 2, ..., with T_r = 2^(2^r), identify a Copeland winner â_r with failure
-probability δ_r = ln(T_r)/T_r, then duel (â_r, â_r) until epoch r has used T_r comparisons.
-Alg. 2 turns Copeland-winner identification into a K-armed bandit. Pulling arm i draws j ≠ i
-uniformly, queries the pair (i, j) until p_ij > 1/2 is decided with probability 1 − δ/K², and returns
-the reward 1[i beats j]. Alg. 4 is a KL-based best-arm identification on these Bernoulli rewards.
-Each round pulls every arm left in B once. With n pulls per arm and mean μ̂_i, the KL confidence
-bounds are [L_i, U_i] = {q : n·kl(μ̂_i, q) ≤ ln(4nK/δ) + 2 ln ln n}. Arms with U_i < max_j L_j
-leave B. Stop when |B| = 1 or (1 − max L) ≤ (1 + ε)(1 − max U), with ε = 0, and return argmax L.
+Alg. 3 (SCB): in epoch r = 1, 2, ..., with T_r = 2^(2^r), run Alg. 2 with ε = 0 and failure probability
+δ_r = ln(T_r)/T_r, force-terminated after T_r comparisons; let â_r be its output and T_0 the comparisons
+it used; then duel (â_r, â_r) T_r − T_0 times. T_r depends on r only, so the schedule is the same for
+every horizon (the simulation merely stops at T).
+Alg. 2 turns Copeland-winner identification into a K-armed bandit: pulling arm i draws j ≠ i uniformly,
+queries the pair (i, j) until p_ij > 1/2 or < 1/2 holds with probability 1 − δ/K², and returns the
+reward 1[i beats j]; the arm with the largest Copeland score has the largest mean reward.
+Alg. 4 (KL-based PAC best-arm identification) pulls every arm left in B once per round; after t rounds,
+with mean μ̂_i, [L_i, U_i] = {q : t·kl(μ̂_i, q) ≤ ln(4tK/δ) + 2 ln ln t}; arms with U_i < max_j L_j leave
+B; stop when |B| = 1 or (1 − max L) ≤ (1 + ε)(1 − max U), and return argmax L.
 
-Filled in here ([I], hence "(reconstructed)"):
-- "Decided with probability 1 − δ/K²" is an anytime Hoeffding test: |p̂ − 1/2| > sqrt(ln(4K²n²/δ)/(2n)).
-  Pair statistics persist over the whole run, so a pair that is already decided costs no duel.
-- Guard for (near-)ties, e.g. the exact 0.5 entry of sushi16: in an epoch with b comparisons left, a
-  pair gets at most ⌈b/(K(K−1))⌉ new duels. After that it is decided by its empirical majority until
-  the epoch ends. Without this guard one tied pair absorbs the whole epoch. The guard uses the
-  remaining horizon, which the paper's SCB does not know.
-- ln ln n is clipped at 0 (n ≤ 2). Alg. 4 stops after 20,000 of its rounds. That can only happen when
-  two arms have equal empirical Copeland scores (no Condorcet winner, or a wrongly decided pair).
+Sources: the paper (algorithm structure, T_r, δ_r, ε = 0, the KL bounds) and duelpy's documented
+implementation (pair statistics kept across epochs; |B| = 1 as a stop). Still reconstructed ([I]):
+- The pair test "with probability 1 − δ/K²" is an anytime Hoeffding bound,
+  |p̂ − 1/2| > r_n = sqrt(ln(4K²n²/δ)/(2n)) (a union over n costs Σ 2·δ/(4K²n²) < δ/K²).
+- ``tie_margin`` γ (the knob): the paper assumes p_ij ≠ 1/2; sushi16 has an exact 1/2 and pairs within
+  0.004 of it, whose queries would never end (γ = 0 is the paper read literally: such a query runs until
+  the epoch's force-termination). With γ > 0 a query also stops once r_n < γ and is answered by the
+  empirical majority (an indifference stop, independent of T).
+- ln ln t is clipped at 0 (t ≤ e). When every pair Alg. 4 can draw is already decided, its rounds cost
+  no duel; MAX_ALG4_ROUNDS stops such a loop (arms with equal Copeland scores never separate) and returns
+  argmax L.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ import math
 import numpy as np
 from numba import njit
 
-from banditrepro.algorithms.base import AlgorithmSpec
+from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.algorithms.winner_stays import randint
 from banditrepro.recorder import new_recorder, record
 
 MAX_ALG4_ROUNDS = 20000
+MAX_EPOCH_LEN = np.int64(2) ** 62  # T_r for r ≥ 6 (2^64 and beyond) exceeds any horizon we run
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,64 +79,80 @@ def kl_bounds(p, level):
     return lo, hi
 
 
+@njit(cache=True, nogil=True)
+def epoch_schedule(r):
+    """Alg. 3: (T_r, ln(1/δ_r)) of epoch r, T_r = 2^(2^r), δ_r = ln(T_r)/T_r (in logs: no overflow)."""
+    ln_tr = (2.0 ** r) * math.log(2.0)
+    length = np.int64(2) ** (np.int64(2) ** r) if r <= 5 else MAX_EPOCH_LEN
+    return length, ln_tr - math.log(ln_tr)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def pair_decided(w, n, used, cap, log_c):
-    """Alg. 2's stopping rule for a query of one pair (w wins in n duels; ``used`` of them this epoch)."""
+def pair_decided(w, n, log_c, anytime, tie_margin):
+    """Alg. 2's stopping rule for the query of one pair (w wins in n duels); log_c = ln(K²/δ)."""
     if n == 0.0:
         return False
-    if used >= cap:
-        return True
-    return abs(w / n - 0.5) > math.sqrt((log_c + 2.0 * math.log(n)) / (2.0 * n))
+    rad = math.sqrt((log_c + (math.log(4.0) + 2.0 * math.log(n) if anytime else 0.0)) / (2.0 * n))
+    return abs(w / n - 0.5) > rad or rad < tie_margin
 
 
 @njit(cache=True, nogil=True)
-def scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out, pos, Bl, s, L, U):
-    """Algorithms 2 + 4 with at most ``budget`` comparisons; returns (â, comparisons used).
+def scb_identify(P, W, N, length, log_inv_delta, anytime, tie_margin, T, rng, tab, grid, cum, out, pos, Bl, s, L, U):
+    """Algorithms 2 + 4, force-terminated after ``length`` comparisons; returns (â, comparisons used).
 
-    W[a, b] / N[a, b] (a < b) hold the pair statistics of the whole run; used_ep counts this epoch.
+    W[a, b] / N[a, b] (a < b) are the pair statistics of the whole run (kept across epochs). ``T`` only
+    stops the simulation (no decision depends on it).
     """
     K = P.shape[0]
-    cap = max(1, (budget + K * (K - 1) - 1) // (K * (K - 1)))
-    log_c = math.log(4.0 * K * K / delta)
+    log_c = math.log(K * K) + log_inv_delta  # ln(K²/δ): the per-pair level δ/K²
     nB = K
     for i in range(K):
         Bl[i] = i
         s[i] = 0.0
+        L[i] = 0.0
+        U[i] = 1.0
     used = 0
-    n_it = 0
+    t = 0
     while True:
-        n_it += 1
-        # Alg. 4: pull every arm in B once; a pull of i is Alg. 2's reward(i)
+        t += 1
+        # Alg. 4 line "pull every arm in B": a pull of i is Alg. 2's reward(i)
         for m in range(nB):
             i = Bl[m]
-            r = randint(rng, K - 1)
+            r = randint(rng, K - 1)  # Alg. 2: opponent j ≠ i uniformly
             j = r + 1 if r >= i else r
             a = min(i, j)
             b = max(i, j)
             n = 0
-            while not pair_decided(W[a, b], N[a, b], used_ep[a, b], cap, log_c) and used + n < budget:
+            # Alg. 2: query (i, j) until the pair is decided (force-terminated with the epoch)
+            while not pair_decided(W[a, b], N[a, b], log_c, anytime, tie_margin) and used + n < length \
+                    and pos[0] + n < T:
                 if rng.random() < P[a, b]:
                     W[a, b] += 1.0
                 N[a, b] += 1.0
-                used_ep[a, b] += 1
                 n += 1
             if n > 0:
                 record(tab, grid, cum, out, pos, a, b, n)
                 used += n
-            if not pair_decided(W[a, b], N[a, b], used_ep[a, b], cap, log_c):
-                return Bl[0], used  # epoch budget exhausted inside a query
+            if used >= length or pos[0] >= T:
+                # Alg. 3: force-termination; â = argmax L among the arms left
+                best = Bl[0]
+                for k in range(1, nB):
+                    if L[Bl[k]] > L[best]:
+                        best = Bl[k]
+                return best, used
             pa = W[a, b] / N[a, b]
-            if (pa > 0.5) if i == a else (pa < 0.5):
+            if (pa > 0.5) if i == a else (pa < 0.5):  # Alg. 2: reward 1[i beats j]
                 s[i] += 1.0
-        # Alg. 4: KL confidence bounds, elimination, stopping rule
-        level = (math.log(4.0 * n_it * K / delta) + 2.0 * math.log(max(math.log(n_it), 1.0))) / n_it
+        # Alg. 4: KL confidence bounds after t pulls of every arm in B
+        level = (math.log(4.0 * t * K) + log_inv_delta + 2.0 * math.log(max(math.log(t), 1.0))) / t
         max_l = 0.0
         max_u = 0.0
         for m in range(nB):
             i = Bl[m]
-            L[i], U[i] = kl_bounds(s[i] / n_it, level)
+            L[i], U[i] = kl_bounds(s[i] / t, level)
             max_l = max(max_l, L[i])
             max_u = max(max_u, U[i])
+        # Alg. 4: eliminate arms whose upper bound is below the best lower bound
         m2 = 0
         for m in range(nB):
             i = Bl[m]
@@ -140,7 +160,8 @@ def scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out,
                 Bl[m2] = i
                 m2 += 1
         nB = m2
-        if nB == 1 or (1.0 - max_l) <= (1.0 + eps) * (1.0 - max_u) or n_it >= MAX_ALG4_ROUNDS:
+        # Alg. 4: stopping rule (ε = 0), plus |B| = 1 and the zero-cost loop guard
+        if nB == 1 or (1.0 - max_l) <= (1.0 - max_u) or t >= MAX_ALG4_ROUNDS:
             break
     best = Bl[0]
     for m in range(1, nB):
@@ -150,34 +171,29 @@ def scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out,
 
 
 @njit(cache=True, nogil=True)
-def scb_kernel(P, T, tab, grid, rng, eps):
+def scb_kernel(P, T, tab, grid, rng, anytime, tie_margin):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
     W = np.zeros((K, K))
     N = np.zeros((K, K))
-    used_ep = np.zeros((K, K), np.int64)
     Bl = np.empty(K, np.int64)
     s = np.zeros(K)
     L = np.zeros(K)
     U = np.ones(K)
     r = 1
     while pos[0] < T:
-        # Alg. 3: epoch r has T_r = 2^(2^r) comparisons and failure probability ln(T_r)/T_r
-        ln_tr = (2.0 ** r) * math.log(2.0)
-        delta = ln_tr * math.exp(-ln_tr)
-        left = T - pos[0]
-        budget = left if ln_tr >= math.log(left) else min(left, np.int64(2) ** (np.int64(2) ** r))
-        used_ep[:] = 0
-        a, used = scb_identify(P, W, N, used_ep, budget, delta, eps, rng, tab, grid, cum, out, pos,
-                               Bl, s, L, U)
-        # Alg. 3: exploit (â, â) for the rest of the epoch
-        record(tab, grid, cum, out, pos, a, a, budget - used)
+        # Alg. 3: epoch r has T_r = 2^(2^r) comparisons and failure probability δ_r = ln(T_r)/T_r
+        length, log_inv_delta = epoch_schedule(r)
+        a, used = scb_identify(P, W, N, length, log_inv_delta, anytime, tie_margin, T, rng, tab, grid, cum, out,
+                               pos, Bl, s, L, U)
+        # Alg. 3: duel (â_r, â_r) for the rest of the epoch (the simulation ends at T)
+        record(tab, grid, cum, out, pos, a, a, min(length - used, T - pos[0]))
         r += 1
     return out, 0, pos[0]
 
 
-def run(instance, T, tab, grid, rng):
-    return scb_kernel(instance.P, T, tab, grid, rng, 0.0)
+def run(instance, T, tab, grid, rng, *, anytime, tie_margin):
+    return scb_kernel(instance.P, T, tab, grid, rng, anytime, tie_margin)
 
 
 SPECS = {
@@ -185,9 +201,13 @@ SPECS = {
         name="scb",
         label="SCB (reconstructed)",
         problem="duel",
-        citation="Zoghi, Karnin, Whiteson, de Rijke, Copeland Dueling Bandits, NIPS 2015 (Algorithms 2-4; "
-                 "sequential pair test, tie guard and Alg. 4 details reconstructed)",
+        citation="Zoghi, Karnin, Whiteson, de Rijke, Copeland Dueling Bandits, NIPS 2015 (Algorithms 2-4, "
+                 "anytime; Hoeffding pair test and tie margin reconstructed)",
         run=run,
+        params=(Param("anytime", "bool", False, "pair test valid uniformly over n (else duelpy's fixed-n radius)"),
+                Param("tie_margin", "float", 0.02,
+                      "a pair query also stops once its confidence radius is below this (0 = literal)",
+                      low=0.0, high=0.5),),
         reconstructed=True,
     )
 }
