@@ -1,7 +1,8 @@
 """Winner Stays benchmarks: QSA (reconstructed), IF (IF2), CCB, SCB (reconstructed).
 
 Per-step decisions on hand-made states, CCB's incremental kernel against a direct O(K²) transcription
-of Algorithm 1, SCB's epoch schedule, and whole runs: exact T, determinism, sane regret.
+of Algorithm 1, SCB's epoch schedule and independence of the horizon, QSA's per-query error rate, and
+whole runs: exact T, determinism, sane regret.
 """
 
 from __future__ import annotations
@@ -10,14 +11,16 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from banditrepro import ReproError
 from banditrepro.algorithms import get
 from banditrepro.algorithms.ccb import ccb_challenger, ccb_kernel, ccb_reset, ccb_update_sets
 from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
-from banditrepro.algorithms.qsa import insert_at, qsa_kernel
-from banditrepro.algorithms.scb import kl_bernoulli, kl_bounds, pair_decided, scb_kernel
+from banditrepro.algorithms.qsa import adaptive_query, insert_at, qsa_kernel, query_done
+from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
 from banditrepro.algorithms.winner_stays import randint
+from banditrepro.recorder import new_recorder
 from tests.helpers import played_pairs
 
 BENCHMARKS = ["qsa", "if", "ccb", "scb"]
@@ -36,28 +39,68 @@ def test_qsa_insert_keeps_the_ranking_order():
     assert order.tolist() == [4, 5, 7, 9, 1]
 
 
+def test_qsa_query_stopping_rule_on_hand_made_counts():
+    """r_n = sqrt(ln(4n²/δ)/(2n)); the query stops when |p̂ − 1/2| > r_n or r_n < γ."""
+    lid = -math.log(0.05)
+    n = 400
+    rad = math.sqrt((lid + math.log(4 * n * n)) / (2 * n))
+    assert not query_done(0, 0, lid, 0.0)
+    assert query_done(math.ceil(n * (0.5 + rad) + 1), n, lid, 0.0)
+    assert not query_done(math.floor(n * (0.5 + rad) - 1), n, lid, 0.0)
+    assert query_done(math.floor(n * (0.5 - rad) - 1), n, lid, 0.0)  # y beats x confidently
+    assert not query_done(n // 2, n, lid, 0.0)
+    assert query_done(n // 2, n, lid, rad + 1e-9)  # indifference stop: radius below the tie margin
+    assert not query_done(n // 2, n, lid, rad - 1e-9)
+
+
+@pytest.mark.parametrize("p", [0.6, 0.4])
+def test_qsa_query_error_rate_at_p06_is_below_delta(p):
+    """Each query errs with probability < δ/2 by the anytime bound (module docstring). Measured: 0 errors in
+    4000 queries at p = 0.6 and δ = 0.05 (mean ≈ 860 duels per query). The test asserts the exact
+    binomial 95 % upper bound of the error rate is below δ: with 4000 queries it flips once ≥ 183
+    answers are wrong (4.6 %); the old 15-duel majority (wrong 21 % at p = 0.6) fails it."""
+    delta, M = 0.05, 4000
+    rng = np.random.default_rng(7)
+    wrong = 0
+    for _ in range(M):
+        w, k = adaptive_query(p, -math.log(delta), 0.05, 10**9, rng)
+        wrong += (2 * w >= k) != (p > 0.5)
+    upper = stats.beta.ppf(0.95, wrong + 1, M - wrong)
+    assert upper < delta, (wrong, upper)
+
+
+def test_qsa_adaptive_query_cost_grows_as_the_pair_gets_closer():
+    rng = np.random.default_rng(3)
+    lid = -math.log(0.05)
+    cost = {p: np.mean([adaptive_query(p, lid, 0.0, 10**9, rng)[1] for _ in range(300)]) for p in (0.9, 0.7, 0.6)}
+    assert cost[0.9] < cost[0.7] < cost[0.6]
+    # the tie margin caps a query of equal arms: r_n < 0.1 after about ln(4n²/δ)/(2·0.01) duels
+    w, k = adaptive_query(0.5, lid, 0.1, 10**9, rng)
+    assert 500 < k < 1200
+    assert adaptive_query(0.5, lid, 0.0, 777, rng)[1] == 777  # ... else only the limit (end of run) stops it
+
+
 def test_qsa_sorts_noiseless_duels_with_binary_insertion():
-    """Noiseless duels, one duel per query: the top arm is found after ≤ Σ ⌈log2(m+1)⌉ queries."""
-    T = 1000
+    """Noiseless duels: every query takes the same n₁ duels; the top arm is found after ≤ Σ ⌈log2(m+1)⌉
+    queries, no pair is queried twice, then (0, 0) forever."""
+    T = 3000
     budget = sum(math.ceil(math.log2(m + 1)) for m in range(1, 5))
+    rng = np.random.default_rng(0)
+    n1 = adaptive_query(1.0, -math.log(0.05), 0.0, 10**9, rng)[1]
     for seed in range(6):
-        pairs = pair_trace(qsa_kernel, DETERMINISTIC5, T, seed, 1)
+        pairs = pair_trace(qsa_kernel, DETERMINISTIC5, T, seed, 0.05, 0.0)
         explore = np.flatnonzero(pairs[:, 0] != pairs[:, 1])
-        assert len(explore) <= budget
-        assert np.all(pairs[len(explore):] == 0)  # then (top, top) = (0, 0) forever
-        assert len({tuple(sorted(p)) for p in pairs[explore]}) == len(explore)  # no query repeated
+        assert len(explore) % n1 == 0 and 0 < len(explore) <= budget * n1
+        assert np.all(pairs[len(explore):] == 0)
+        runs = pairs[explore].reshape(-1, n1, 2)
+        assert np.all(runs == runs[:, :1])  # n₁ consecutive duels of one pair per query
+        assert len({tuple(sorted(r[0])) for r in runs}) == len(runs)
 
 
-def test_qsa_repeats_each_query_and_rejects_even_repeats(simulate, mslr5):
-    pairs = pair_trace(qsa_kernel, DETERMINISTIC5, 200, 0, 15)
-    explore = np.flatnonzero(pairs[:, 0] != pairs[:, 1])
-    assert len(explore) % 15 == 0 and len(explore) > 0
-    runs = pairs[explore].reshape(-1, 15, 2)
-    assert np.all(runs == runs[:, :1])  # 15 consecutive duels of the same pair per query
-    with pytest.raises(ReproError, match="odd"):
-        simulate("qsa", mslr5, 100, repeats=4)
-    with pytest.raises(ReproError):
-        simulate("qsa", mslr5, 100, repeats=0)
+def test_qsa_rejects_bad_parameters(simulate, mslr5):
+    for bad in ({"delta": 0.0}, {"delta": 1.0}, {"tie_margin": -0.1}):
+        with pytest.raises(ReproError):
+            simulate("qsa", mslr5, 100, **bad)
 
 
 # ------------------------------------------------------------------------------------------- IF
@@ -243,28 +286,109 @@ def test_kl_bounds_invert_the_kl_divergence():
 
 
 def test_scb_pair_query_stopping_rule():
-    log_c = math.log(4 * 25 / 0.01)
-    assert not pair_decided(0.0, 0.0, 0, 10, log_c)
-    assert not pair_decided(6.0, 10.0, 10, 1000, log_c)  # 0.6 after 10 duels: undecided
-    assert pair_decided(6.0, 10.0, 10, 10, log_c)  # ... unless the epoch's per-pair cap is used up
+    """Fixed-n radius sqrt(ln(K²/δ)/(2n)) (duelpy's), or the anytime one with + ln 4 + 2 ln n."""
+    log_c = math.log(25 / 0.01)
+    assert not pair_decided(0.0, 0.0, log_c, False, 0.0)
+    assert not pair_decided(6.0, 10.0, log_c, False, 0.0)  # 0.6 after 10 duels: undecided
     n = 400.0
-    rad = math.sqrt((log_c + 2 * math.log(n)) / (2 * n))
-    assert pair_decided(n * (0.5 + rad + 1e-3), n, 0, 10**6, log_c)
-    assert not pair_decided(n * (0.5 + rad - 1e-3), n, 0, 10**6, log_c)
-    assert pair_decided(n * (0.5 - rad - 1e-3), n, 0, 10**6, log_c)
+    for anytime in (False, True):
+        rad = math.sqrt((log_c + (math.log(4) + 2 * math.log(n) if anytime else 0.0)) / (2 * n))
+        assert pair_decided(n * (0.5 + rad + 1e-3), n, log_c, anytime, 0.0)
+        assert not pair_decided(n * (0.5 + rad - 1e-3), n, log_c, anytime, 0.0)
+        assert pair_decided(n * (0.5 - rad - 1e-3), n, log_c, anytime, 0.0)
+        assert pair_decided(n / 2, n, log_c, anytime, rad + 1e-9)  # tie margin: indifference stop
+        assert not pair_decided(n / 2, n, log_c, anytime, rad - 1e-9)
+
+
+def test_scb_epoch_schedule():
+    """Alg. 3: T_r = 2^(2^r) and δ_r = ln(T_r)/T_r, depending on r only."""
+    for r in range(1, 6):
+        length, lid = epoch_schedule(r)
+        assert length == 2 ** (2 ** r)
+        assert lid == pytest.approx(-math.log(math.log(2.0 ** (2 ** r)) / 2.0 ** (2 ** r)), rel=1e-12)
+    assert epoch_schedule(6)[0] == epoch_schedule(9)[0] > 10**18  # beyond any horizon we run
+    assert math.isfinite(epoch_schedule(9)[1])
+
+
+def _identify(P, W, N, length, lid, rng, tie_margin=0.0):
+    K = P.shape[0]
+    tab = np.zeros((1, K, K))
+    grid = np.array([10**12], np.int64)
+    cum, out, pos = new_recorder(tab, grid)
+    a, used = scb_identify(P, W, N, length, lid, False, tie_margin, 10**12, rng, tab, grid, cum, out, pos,
+                           np.empty(K, np.int64), np.zeros(K), np.zeros(K), np.ones(K))
+    assert pos[0] == used
+    return a, used
+
+
+COPELAND5 = np.array([  # arm 0 beats 1, 2, 3 and loses to 4: Copeland winner, no Condorcet winner
+    [0.5, 0.9, 0.9, 0.9, 0.1],
+    [0.1, 0.5, 0.9, 0.9, 0.1],
+    [0.1, 0.1, 0.5, 0.9, 0.9],
+    [0.1, 0.1, 0.1, 0.5, 0.9],
+    [0.9, 0.9, 0.1, 0.1, 0.5],
+])  # Copeland scores 3, 2, 2, 1, 2
+
+
+def test_scb_identify_on_hand_made_states():
+    K = 5
+    lid = epoch_schedule(4)[1]
+    # every pair already decided (kept from earlier epochs): Alg. 4 finds the Copeland winner for free
+    N = np.triu(np.full((K, K), 1e6), 1)
+    W = COPELAND5 * N
+    for seed in range(5):
+        a, used = _identify(COPELAND5, W.copy(), N.copy(), 10**6, lid, np.random.default_rng(seed))
+        assert (a, used) == (0, 0)
+    # a fresh state: Alg. 2 queries pairs until decided; the winner is still arm 0, at a cost
+    W, N = np.zeros((K, K)), np.zeros((K, K))
+    a, used = _identify(COPELAND5, W, N, 10**6, lid, np.random.default_rng(0))
+    assert a == 0 and 0 < used < 10**6
+    decided = [pair_decided(W[i, j], N[i, j], math.log(K * K) + lid, False, 0.0)
+               for i in range(K) for j in range(i + 1, K) if N[i, j] > 0]
+    assert all(decided)
+    assert np.all((W / np.maximum(N, 1) > 0.5)[N > 0] == (COPELAND5 > 0.5)[N > 0])
+    # force-termination: an exact tie never decides; the epoch ends after exactly `length` duels
+    tie = np.full((2, 2), 0.5)
+    a, used = _identify(tie, np.zeros((2, 2)), np.zeros((2, 2)), 1000, lid, np.random.default_rng(0))
+    assert used == 1000 and a in (0, 1)
+    # ... unless the tie margin stops the query
+    a, used = _identify(tie, np.zeros((2, 2)), np.zeros((2, 2)), 10**6, lid, np.random.default_rng(0), 0.05)
+    assert 0 < used < 10**4
+
+
+@pytest.mark.parametrize("which", ["mslr5", "sushi_like"])
+def test_scb_never_reads_the_horizon(mslr5, which):
+    """The pairs played over the first t steps are identical for two horizons (same seed): no decision
+    depends on T, including force-terminations and epochs cut by the end of the shorter run."""
+    P = mslr5.P if which == "mslr5" else COPELAND5
+    short, long = 30_000, 70_000
+    for seed in (0, 1):
+        for tie_margin in (0.0, 0.05):
+            a = pair_trace(scb_kernel, P, short, seed, False, tie_margin)
+            b = pair_trace(scb_kernel, P, long, seed, False, tie_margin)
+            np.testing.assert_array_equal(a, b[:short])
+    a = pair_trace(qsa_kernel, mslr5.P, 5_000, 3, 0.05, 0.05)
+    b = pair_trace(qsa_kernel, mslr5.P, 40_000, 3, 0.05, 0.05)
+    np.testing.assert_array_equal(a, b[:5_000])  # QSA neither
+
+
+def test_scb_finds_the_copeland_winner_without_a_condorcet_winner():
+    """By t = 65,812 (end of epoch 4) SCB exploits arm 0, which beats 3 of 4 arms but loses to arm 4."""
+    for seed in range(3):
+        pairs = pair_trace(scb_kernel, COPELAND5, 65_812, seed, False, 0.0)
+        assert pairs[-1].tolist() == [0, 0]
+        assert np.mean(np.all(pairs[276:] == 0, axis=1)) > 0.9  # epoch 4 is mostly exploitation
 
 
 def test_scb_epochs_double_squared_and_exploit_the_winner():
     """Epoch r spans T_r = 2^(2^r) comparisons and ends with (â_r, â_r); with noiseless duels
     â_r = arm 0 once its pairs are decided."""
     T = 70_000
-    pairs = pair_trace(scb_kernel, DETERMINISTIC5, T, 0, 0.0)
+    pairs = pair_trace(scb_kernel, DETERMINISTIC5, T, 0, False, 0.0)
     ends = np.cumsum([2 ** (2 ** r) for r in range(1, 5)])  # 4, 20, 276, 65812
     assert ends.tolist() == [4, 20, 276, 65812]
     for e in ends[2:]:
         assert pairs[e - 1].tolist() == [0, 0]  # last step of the epoch: exploitation of arm 0
-        assert pairs[e, 0] != pairs[e, 1]  # next epoch starts exploring (smaller δ)
-    # exploitation is one block at the end of each epoch
     step = np.diff(np.concatenate([[0], (pairs[:, 0] == pairs[:, 1]).astype(int), [0]]))
     block_ends = np.flatnonzero(step == -1)
     assert set(ends[2:].tolist()) <= set(block_ends.tolist())
