@@ -50,13 +50,13 @@ def test_manifest_is_complete_and_labels_reconstructions():
         assert f.kind in DRAWERS, f.kind
     fig3 = figs["fig3-strong-regret"]
     refs = {r.key: r for r in fig3.panels[0].algorithms}
-    assert set(refs) == {"ws-s", "if", "btm", "rucb", "rmed1", "rmed2", "ccb", "scb"}
+    assert set(refs) == {"ws-s", "if", "btm", "rucb", "rmed1", "rmed2", "ccb", "scb", "scb-alt"}
     assert refs["btm"].params["gamma"] == 1.3 and refs["rucb"].params["alpha"] == 0.51
     assert refs["ws-s"].params["beta"] == 1.1
     assert panel_metrics(fig3) == ["strong_regret_binary"] * 2 + ["strong_regret_utility"] * 2
     assert sorted(p.dataset for p in fig3.panels) == ["mslr5", "mslr5", "sushi16", "sushi16"]
     # reconstructions and the Yelp substitute are said in captions and legends
-    assert "reconstructed" in refs["scb"].label
+    assert "reconstructed" in refs["scb"].label and "reconstructed" in refs["scb-alt"].label
     fig2 = figs["fig2-weak-regret"]
     assert "reconstructed" in next(r for r in fig2.panels[0].algorithms if r.key == "qsa").label
     assert "QSA is reconstructed" in fig2.caption and "substitute for Yelp" in fig2.caption
@@ -65,7 +65,8 @@ def test_manifest_is_complete_and_labels_reconstructions():
     assert betas == [1.05, 1.1, 1.2, 1.5, 2.0]
     # WS-S β = 1.1 of Fig. 3 and of the β study is one cell; matrix/rounds figures need no cells
     ids = cells(list(figs.values()))
-    assert ("sushi16", 100000, "ws-s") in ids and len(ids) == 33
+    # 33 + the alternative knob settings: scb-alt on 2 datasets, qsa-alt on 3
+    assert ("sushi16", 100000, "ws-s") in ids and len(ids) == 38
     assert not cells([figs["preference-matrices"], figs["rounds"]])
 
 
