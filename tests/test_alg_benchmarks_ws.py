@@ -8,6 +8,7 @@ whole runs: exact T, determinism, sane regret.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
 from banditrepro.algorithms.qsa import adaptive_query, insert_at, qsa_kernel, query_done
 from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
 from banditrepro.algorithms.winner_stays import randint
+from banditrepro.manifest import load_manifest
 from banditrepro.recorder import new_recorder
 from tests.helpers import played_pairs
 
@@ -431,3 +433,26 @@ def test_labels_and_reconstruction_flags():
     assert get("scb").reconstructed and get("scb").label.endswith("(reconstructed)")
     assert get("if").label == "IF" and not get("if").reconstructed
     assert get("ccb").label == "CCB" and get("ccb").defaults == {"alpha": 0.51}
+    assert get("scb").defaults == {"anytime": False, "tie_margin": 0.05}
+    assert get("qsa").defaults == {"delta": 0.05, "tie_margin": 0.05}
+
+
+def test_manifest_legends_name_the_knob_setting_they_run():
+    """Every SCB/QSA line of the WS figures says its tie margin in the legend, and the -knob claim rows
+    re-run their claim with the alternative lines (and only those swapped)."""
+    figs = {f.id: f for f in load_manifest(Path(__file__).parents[1] / "config/figures/winner-stays.yaml",
+                                           papers=["winner-stays"])}
+    seen = set()
+    for f in figs.values():
+        for ref in f.panels[0].algorithms if f.panels else ():
+            if ref.name in ("scb", "qsa"):
+                gamma = get(ref.name).resolve(ref.params)["tie_margin"]
+                assert f"γ = {gamma:g}" in ref.label and "reconstructed" in ref.label
+                seen.add(ref.key)
+        claims = {c["id"]: c for c in f.claims}
+        for cid, c in claims.items():
+            if cid.endswith("-knob"):
+                base = claims[cid[: -len("-knob")]]["test"]
+                swapped = [o.replace("-alt", "") for o in c["test"]["others"]]
+                assert swapped == base["others"] and c["test"]["others"] != base["others"]
+    assert seen == {"scb", "scb-alt", "qsa", "qsa-alt"}
