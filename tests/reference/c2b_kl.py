@@ -78,9 +78,9 @@ def c2b_kl(P, T: int, rng, B: int | None = None, B_offset: int = 0, kweight: flo
         full, extra = divmod(min(qr * len(pairs), T - meter.t), len(pairs))
         counts = [full + (1 if k < extra else 0) for k in range(len(pairs))]
         for _ in range(full):
-            for (a, b) in pairs:
+            for a, b in pairs:
                 meter.add(a, b)
-        for (a, b) in pairs[:extra]:
+        for a, b in pairs[:extra]:
             meter.add(a, b)
         # the outcomes arrive together at the end of the batch
         for (a, b), n in zip(pairs, counts):

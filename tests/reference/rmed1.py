@@ -33,7 +33,7 @@ def rmed1(P, T: int, rng, kweight: float = 0.3, marks=()):
     def mu(i, j):  # μ̂_ij(t) (1/2 while the pair was never drawn)
         return W[i][j] / N[i][j] if N[i][j] else 0.5
 
-    def I(i):  # I_i(t) = Σ_{j : μ̂_ij < 1/2} N_ij d(μ̂_ij, 1/2)
+    def divergence(i):  # I_i(t) = Σ_{j : μ̂_ij < 1/2} N_ij d(μ̂_ij, 1/2)
         return sum(N[i][j] * kl_half(mu(i, j)) for j in range(K) if j != i and mu(i, j) < 0.5)
 
     def duel(a, b):
@@ -58,7 +58,7 @@ def rmed1(P, T: int, rng, kweight: float = 0.3, marks=()):
             if meter.t >= T:
                 break
             t = meter.t + 1
-            Is = [I(i) for i in range(K)]
+            Is = [divergence(i) for i in range(K)]
             istar = min(range(K), key=lambda i: (Is[i], i))  # î*(t) = argmin_i I_i(t)
             # Alg. 2 (RMED1): O_l = {j ≠ l : μ̂_lj ≤ 1/2}; m = î* if î* ∈ O_l, else argmin_{j ∈ O_l} μ̂_lj
             O = [j for j in range(K) if j != l and mu(l, j) <= 0.5]
@@ -71,7 +71,7 @@ def rmed1(P, T: int, rng, kweight: float = 0.3, marks=()):
             duel(l, m)  # draw (l(t), m(t)) and update the statistics
             LR.discard(l)  # L_R <- L_R \ {l(t)}
             # L_N <- L_N ∪ {j ∉ L_R : I_j(t) − I_î*(t) ≤ log t + f(K)}, with the statistics after the draw
-            Is = [I(i) for i in range(K)]
+            Is = [divergence(i) for i in range(K)]
             base = min(Is)
             for j in range(K):
                 if j not in LR and Is[j] - base <= math.log(t) + fK:
