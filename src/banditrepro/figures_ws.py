@@ -97,9 +97,20 @@ def ws_curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd
             st = final_stats(s, metric)
             row.update(status="ok", runs=st["runs"], mean_final_regret=st["mean"], se=st["se"],
                        ci95_low=st["ci_low"], ci95_high=st["ci_high"],
-                       late_share=late_share(s["grid"], s[f"{metric}_mean"]))
+                       late_share=late_share(s["grid"], s[f"{metric}_mean"]), **top_gap_stats(s))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def top_gap_stats(summary: dict) -> dict:
+    """Distribution over runs of the top gap p_12 − 1/2 of a generative dataset's per-run instances (median,
+    5 % and 95 % quantiles); empty for a fixed instance."""
+    gaps = summary.get("instance_top_gap")
+    if gaps is None:
+        return {}
+    g = np.atleast_1d(np.asarray(gaps, dtype=float))
+    q05, med, q95 = np.quantile(g, [0.05, 0.5, 0.95])
+    return {"top_gap_median": med, "top_gap_q05": q05, "top_gap_q95": q95}
 
 
 def _layout(fig: Figure) -> tuple[int, int]:
