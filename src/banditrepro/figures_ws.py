@@ -185,8 +185,9 @@ def _prepared(dataset: str, prepared_dir) -> dict:
     if not path.exists():
         raise ReproError(f"prepared dataset not found: {path}")
     rec = json.loads(path.read_text())
-    if rec.get("kind") != "duel":
-        raise ReproError(f"{dataset}: not a preference matrix")
+    if rec.get("kind") != "duel" or rec.get("generative"):
+        raise ReproError(f"{dataset}: not a fixed preference matrix" +
+                         (" (a new instance per run; use its -fixed dataset)" if rec.get("generative") else ""))
     return rec
 
 
@@ -260,8 +261,8 @@ def rounds_trace(fig: Figure, prepared_dir):
         raise ReproError(f"{fig.stem}: a ws-rounds figure has exactly one panel")
     panel = fig.panels[0]
     inst = load_prepared(Path(prepared_dir) / f"{panel.dataset}.json")
-    if inst.kind != "duel":
-        raise ReproError(f"{fig.stem}: {panel.dataset} is not a preference matrix")
+    if inst.kind != "duel" or getattr(inst, "generative", False):
+        raise ReproError(f"{fig.stem}: {panel.dataset} is not a fixed preference matrix")
     opts = fig.extra
     rng = cell_generator(int(opts.get("base_seed", 20240601)), str(opts.get("seed_key", fig.stem)),
                          int(opts.get("run", 0)))
