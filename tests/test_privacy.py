@@ -11,11 +11,13 @@ from scipy.stats import norm
 from banditrepro import ReproError
 from banditrepro.privacy import (
     C0,
+    crossover_alpha0,
     delta_of_epsilon,
     equal_privacy_c,
     eta_dp_ts_ucb,
     eta_dp_ts_ucb_thm46,
     eta_m_ts_gaussian,
+    eta_ts_gaussian,
     phi,
     regret_bounds_table,
 )
@@ -178,3 +180,78 @@ def test_bad_parameters_raise_one_line(call, msg):
     with pytest.raises(ReproError, match=msg) as info:
         call()
     assert "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The sampler and its accounting agree (issue 9 item 5)
+
+
+def sampler_ledger(means, T, b, c, seed):
+    """Σ_t (Δ_t/σ_t)² per arm over the draws of one M-TS-Gaussian run, as the kernel used them (its mean's
+    weight on the reward sum and its sd), with the pull trace."""
+    from banditrepro.algorithms.ts_gaussian import m_ts_gaussian_core
+
+    mu = np.asarray(means, dtype=np.float64)
+    K = mu.size
+    tab = np.zeros((1, K, K))
+    grid = np.array([T], np.int64)
+    pulls = np.empty(T, np.int64)
+    ledger = np.zeros(K)
+    _, _, steps = m_ts_gaussian_core(mu, T, tab, grid, np.random.default_rng(np.random.SeedSequence([9, seed])),
+                                     b, c, 0.7, pulls, ledger)
+    assert steps == T
+    return ledger, pulls
+
+
+@pytest.mark.parametrize("b", [1, 3, 20])
+def test_m_ts_gaussian_sampler_reaches_its_accounted_eta(b):
+    # Arms with deterministic rewards 1 and 0 and a small c: after the b pre-pulls arm 1 (k = b, θ ~ N(0, c/(b+1)))
+    # never beats arm 0 (mean ≥ b/(b+1) ≥ 0.5, ≥ 15 sd away), so every one of the T − bK draws of arm 1 sees its
+    # first reward with Δ/σ = 1/√(c(b+1)): the realised η is √((T − bK)/(c(b+1))), the paper's √(T/(c(b+1)))
+    # up to the pre-pull rounds, which draw nothing. The N(S/k, c/k) form of the old kernel gave 1/√(cb) per
+    # draw (√2 above the accounting at b = 1), and with max(b, 1) pre-pulls b = 0 and 1 were one schedule.
+    T, c, K = 5000, 1e-3, 2
+    ledger, pulls = sampler_ledger([1.0, 0.0], T, b, c, seed=b)
+    assert np.count_nonzero(pulls[b * K:] == 1) == 0
+    realised = math.sqrt(ledger.max())
+    assert realised == pytest.approx(math.sqrt((T - b * K) / (c * (b + 1))), rel=1e-12)
+    assert realised <= eta_m_ts_gaussian(T, b, c)
+    assert realised / eta_m_ts_gaussian(T, b, c) == pytest.approx(math.sqrt(1 - b * K / T), rel=1e-12)
+
+
+@pytest.mark.parametrize("b, c", [(0, 1.0), (0, 5.0), (1, 1.18), (1, 0.3), (20, 0.05)])
+def test_m_ts_gaussian_realised_eta_never_exceeds_the_accounting(b, c):
+    # Composition of the per-draw Gaussian mechanisms actually run, worst arm, on bernoulli5 over 6 seeds: never
+    # above √(T/(c(b+1))); at b = 0 every draw that sees a reward has k >= 1, so even √(T/(2c)) bounds it
+    # (TS-Gaussian's √(0.5 T) at c = 1: the paper's b = 0 formula is √2 conservative).
+    T = 4000
+    for seed in range(6):
+        ledger, _ = sampler_ledger(BERNOULLI5, T, b, c, seed)
+        realised = math.sqrt(ledger.max())
+        assert 0 < realised <= eta_m_ts_gaussian(T, b, c) * (1 + 1e-12)
+        if b == 0:
+            assert realised <= math.sqrt(T / (2 * c)) * (1 + 1e-12)
+
+
+def test_ts_gaussian_eta_is_sqrt_half_T():
+    # §2 of the paper (Ou et al. 2024): TS-Gaussian satisfies √(0.5 T)-GDP (Table 1 prints only the order √T)
+    assert eta_ts_gaussian(T6) == pytest.approx(707.1067811865476, rel=1e-15)
+    assert np.allclose(eta_ts_gaussian(np.array([1e3, 1e5])), np.sqrt([500.0, 5e4]), rtol=1e-15)
+    assert eta_ts_gaussian(T6) < eta_m_ts_gaussian(T6, 0, 1.0)  # the b = 0 formula: √T
+    # and the sampler reaches it: b = 0 with deterministic rewards 1/0 and a small c; in the runs where arm 1 is
+    # pulled first and arm 0 second, arm 1 keeps k = 1 (Δ/σ = 1/√(2c)) for the remaining T − 1 rounds,
+    # which is √(0.5 T) per unit c up to one round; no run exceeds it
+    T, c = 3000, 1e-3
+    best = max(sampler_ledger([1.0, 0.0], T, 0, c, seed)[0].max() for seed in range(40))
+    assert (T - 2) / (2 * c) <= best <= T / (2 * c)
+    ledgers = [sampler_ledger(BERNOULLI5, T, 0, 1.0, seed)[0].max() for seed in range(6)]
+    assert max(ledgers) <= eta_ts_gaussian(T) ** 2 * (1 + 1e-12)
+
+
+def test_crossover_of_dp_ts_ucb_alpha0_and_ts_gaussian():
+    # η_DP-TS-UCB(α=0) = √(2 c0 T^0.5 ln^1.5 T) equals TS-Gaussian's √(0.5 T) at T* ≈ 6.57e5 (with √T it was 1.06e5)
+    cross = crossover_alpha0()
+    assert eta_dp_ts_ucb(0.0, cross) == pytest.approx(eta_ts_gaussian(cross), rel=1e-9)
+    assert 6.5e5 < cross < 6.6e5
+    assert eta_dp_ts_ucb(0.0, 0.9 * cross) > eta_ts_gaussian(0.9 * cross)
+    assert eta_dp_ts_ucb(0.0, T6) < eta_ts_gaussian(T6)  # 651.5 < 707.1 at the paper's horizon

@@ -44,6 +44,11 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
         "instance": np.str_(first["instance"]), "params": np.str_(first["params"]),
         "n_batches": np.asarray([c["n_batches"] for c in cells], dtype=np.int64),
     }
+    # a generative dataset's per-run instance (cell.run_cell): kept per run, in the order of the *_final arrays
+    for key in (k for k in first if k.startswith("instance_")):
+        if any(key not in c for c in cells):
+            raise ReproError(f"summarize: {key} is recorded in some cells of {first['instance']} but not all")
+        out[key] = np.stack([np.asarray(c[key]) for c in cells])
     metrics = [k for k in first if "regret" in k and not k.startswith("final_") and k not in _META]
     for m in metrics:
         curves = np.stack([c[m] for c in cells])  # (runs, grid)

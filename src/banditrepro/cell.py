@@ -19,7 +19,7 @@ from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
 from banditrepro.regret import regret_table
-from banditrepro.seeds import cell_generator
+from banditrepro.seeds import cell_generator, instance_seed_sequence
 
 
 @dataclass
@@ -35,6 +35,7 @@ class CellResult:
     n_batches: int
     wall_seconds: float
     meta: dict[str, Any] = field(default_factory=dict)
+    drawn: dict[str, np.ndarray] = field(default_factory=dict)  # a generative dataset's instance of this run
 
     @property
     def algorithm_id(self) -> str:
@@ -50,6 +51,7 @@ class CellResult:
                   "horizon": np.int64(self.horizon), "base_seed": np.int64(self.base_seed),
                   "algorithm": np.str_(self.algorithm), "instance": np.str_(self.instance),
                   "params": np.str_(json.dumps(self.params, sort_keys=True))}
+        arrays.update(self.drawn)
         for metric, curve in self.curves.items():
             arrays[metric] = curve
             arrays[f"final_{metric}"] = np.float64(curve[-1])
@@ -72,6 +74,12 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
              base_seed: int) -> CellResult:
     spec = algorithms.get(algorithm)
     resolved = spec.resolve(params)
+    drawn = {}
+    if getattr(instance, "generative", False):
+        # this run's instance, from its own stream (not the algorithm's); regret is measured on it
+        instance, u = instance.draw(instance_seed_sequence(base_seed, instance.name, run))
+        # recorded: the utilities (they determine the matrix) and the top gap p_12 − 1/2 = (u_1 − u_2)/2
+        drawn = {"instance_utilities": u, "instance_top_gap": np.float64(instance.P[0, 1] - 0.5)}
     spec.check_instance(instance)
     if int(horizon) != horizon or horizon < 1:
         raise ReproError(f"horizon must be a positive integer, got {horizon}")
@@ -91,7 +99,7 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
         raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
     curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}
     return CellResult(algorithm, resolved, instance.name, horizon, run, base_seed, grid, curves,
-                      int(n_batches), wall, {"load_seconds": load})
+                      int(n_batches), wall, {"load_seconds": load}, drawn)
 
 
 def write_cell(result: CellResult, path: str | Path, sidecar: str | Path | None = None) -> None:

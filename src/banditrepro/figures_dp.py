@@ -70,7 +70,11 @@ def line_alpha(fig: Figure, panel_index: int, ref: AlgoRef) -> float | None:
 def line_privacy(ref: AlgoRef, T: int) -> dict:
     """GDP parameter η (Gaussian algorithms) or ε (Laplace algorithms) of one line at horizon T."""
     row = {"name": ref.name, "b": np.nan, "c": np.nan, "epsilon": np.nan, "eta": np.nan, "privacy": ""}
-    if ref.name in ("m-ts-gaussian", "ts-gaussian"):
+    if ref.name == "ts-gaussian":
+        row.update(b=0, c=1.0, privacy="η-GDP, η = √(0.5 T) (Ou et al. 2024, paper §2)")
+        if T > 1:
+            row["eta"] = pv.eta_ts_gaussian(T)
+    elif ref.name == "m-ts-gaussian":
         b = int(ref.params.get("b", 0))
         c = float(ref.params.get("c", 1.0))
         row.update(b=b, c=c, privacy="η-GDP, η = √(T/(c(b+1))) (Ou et al. 2024)")
@@ -191,7 +195,7 @@ def _exact_eta(i: int, T: float, p: dict) -> float:
     L = math.log(T)
     tg = T ** p["gamma"]
     la = L ** p["alpha"]
-    return [math.sqrt(T), pv.eta_m_ts_gaussian(T, p["b"], p["c"]), pv.eta_m_ts_gaussian(T, tg, tg),
+    return [pv.eta_ts_gaussian(T), pv.eta_m_ts_gaussian(T, p["b"], p["c"]), pv.eta_m_ts_gaussian(T, tg, tg),
             pv.eta_m_ts_gaussian(T, la, la), pv.eta_dp_ts_ucb(p["alpha"], T), pv.eta_dp_ts_ucb(0.0, T),
             pv.eta_dp_ts_ucb(1.0, T)][i]
 

@@ -97,9 +97,20 @@ def ws_curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd
             st = final_stats(s, metric)
             row.update(status="ok", runs=st["runs"], mean_final_regret=st["mean"], se=st["se"],
                        ci95_low=st["ci_low"], ci95_high=st["ci_high"],
-                       late_share=late_share(s["grid"], s[f"{metric}_mean"]))
+                       late_share=late_share(s["grid"], s[f"{metric}_mean"]), **top_gap_stats(s))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def top_gap_stats(summary: dict) -> dict:
+    """Distribution over runs of the top gap p_12 − 1/2 of a generative dataset's per-run instances (median,
+    5 % and 95 % quantiles); empty for a fixed instance."""
+    gaps = summary.get("instance_top_gap")
+    if gaps is None:
+        return {}
+    g = np.atleast_1d(np.asarray(gaps, dtype=float))
+    q05, med, q95 = np.quantile(g, [0.05, 0.5, 0.95])
+    return {"top_gap_median": med, "top_gap_q05": q05, "top_gap_q95": q95}
 
 
 def _layout(fig: Figure) -> tuple[int, int]:
@@ -174,8 +185,9 @@ def _prepared(dataset: str, prepared_dir) -> dict:
     if not path.exists():
         raise ReproError(f"prepared dataset not found: {path}")
     rec = json.loads(path.read_text())
-    if rec.get("kind") != "duel":
-        raise ReproError(f"{dataset}: not a preference matrix")
+    if rec.get("kind") != "duel" or rec.get("generative"):
+        raise ReproError(f"{dataset}: not a fixed preference matrix" +
+                         (" (a new instance per run; use its -fixed dataset)" if rec.get("generative") else ""))
     return rec
 
 
@@ -249,8 +261,8 @@ def rounds_trace(fig: Figure, prepared_dir):
         raise ReproError(f"{fig.stem}: a ws-rounds figure has exactly one panel")
     panel = fig.panels[0]
     inst = load_prepared(Path(prepared_dir) / f"{panel.dataset}.json")
-    if inst.kind != "duel":
-        raise ReproError(f"{fig.stem}: {panel.dataset} is not a preference matrix")
+    if inst.kind != "duel" or getattr(inst, "generative", False):
+        raise ReproError(f"{fig.stem}: {panel.dataset} is not a fixed preference matrix")
     opts = fig.extra
     rng = cell_generator(int(opts.get("base_seed", 20240601)), str(opts.get("seed_key", fig.stem)),
                          int(opts.get("run", 0)))

@@ -1,6 +1,7 @@
-"""Problem instances: validated preference matrices (dueling) and Bernoulli arms (multi-armed).
+"""Problem instances: validated preference matrices (dueling) and Bernoulli arms (multi-armed), and the
+generative total-order utility model, which draws a fresh preference matrix per run.
 
-Both are immutable; invalid input raises ``ReproError`` with a one-line message that names the problem.
+All are immutable; invalid input raises ``ReproError`` with a one-line message that names the problem.
 """
 
 from __future__ import annotations
@@ -84,6 +85,43 @@ class BernoulliArms:
     @property
     def gaps(self) -> np.ndarray:
         return self.means.max() - self.means
+
+
+def draw_utilities(n: int, rng: np.random.Generator) -> np.ndarray:
+    """u ~ U(0,1)^n sorted decreasing (SPEC decision for the Winner Stays simulated data): arm 0 is the best."""
+    return np.sort(rng.random(n))[::-1]
+
+
+def utility_preferences(u: np.ndarray) -> np.ndarray:
+    """Total-order utility model: p_ij = (1 + u_i − u_j)/2."""
+    return (1 + u[:, None] - u[None, :]) / 2
+
+
+@dataclass(frozen=True)
+class UtilityModel:
+    """Generative dueling data: every run draws its own utilities u (``draw``, from a stream the caller derives
+    from the run, see ``banditrepro.seeds.instance_seed_sequence``) and duels on p_ij = (1 + u_i − u_j)/2.
+    The drawn matrix keeps the model's ``name``, so the algorithm's stream of a run is that of a fixed
+    instance of the same name."""
+
+    n: int
+    name: str = "utility"
+    kind: str = field(default="duel", init=False)
+    generative: bool = field(default=True, init=False)
+
+    def __post_init__(self):
+        if int(self.n) != self.n or self.n < 2:
+            raise ReproError(f"{self.name}: the utility model needs n >= 2 arms, got {self.n}")
+
+    @property
+    def n_arms(self) -> int:
+        return int(self.n)
+
+    def draw(self, seq: np.random.SeedSequence) -> tuple[PreferenceMatrix, np.ndarray]:
+        """(this run's matrix, its utilities u, decreasing)."""
+        u = draw_utilities(self.n_arms, np.random.default_rng(seq))
+        labels = tuple(f"item {i} (u={x:.3f})" for i, x in enumerate(u))
+        return PreferenceMatrix(utility_preferences(u), labels=labels, name=self.name), u
 
 
 def condorcet_winner(P: np.ndarray) -> int | None:

@@ -7,6 +7,8 @@ Pure numpy/scipy, vectorised over array arguments (scalars in, floats out). Natu
   (SPEC binding decision).
 - ``eta_dp_ts_ucb_thm46``: the η = √(2φ) that Theorem 4.6 writes; equals Theorem 4.4 only at α = 0.
 - ``eta_m_ts_gaussian``: M-TS-Gaussian (Ou et al. 2024), η = √(T / (c (b+1))).
+- ``eta_ts_gaussian``: TS-Gaussian (Ou et al. 2024 as quoted in §2 of the paper), η = √(0.5 T).
+- ``crossover_alpha0``: the T above which DP-TS-UCB(α = 0) has a smaller η than TS-Gaussian.
 - ``delta_of_epsilon``: Theorem 2.4 (Dong et al.), the (ε, δ(ε))-DP curve of an η-GDP mechanism.
 - ``equal_privacy_c``: App. E.1, the c that gives M-TS-Gaussian the GDP of DP-TS-UCB(α).
 - ``regret_bounds_table``: Table 1 evaluated numerically, every hidden constant set to 1.
@@ -25,7 +27,7 @@ from banditrepro import ReproError
 C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe) = 4.1327...
 
 __all__ = ["C0", "BoundRow", "delta_of_epsilon", "equal_privacy_c", "eta_dp_ts_ucb", "eta_dp_ts_ucb_thm46",
-           "eta_m_ts_gaussian", "phi", "regret_bounds_table"]
+           "eta_m_ts_gaussian", "eta_ts_gaussian", "crossover_alpha0", "phi", "regret_bounds_table"]
 
 
 def _out(x):
@@ -87,11 +89,29 @@ def eta_dp_ts_ucb_thm46(alpha, T):
 
 
 def eta_m_ts_gaussian(T, b, c):
-    """M-TS-Gaussian with b pre-pulls per arm and variance scale c: √(T / (c (b+1)))-GDP (TS-Gaussian: b=0, c=1)."""
+    """Table 1 / §2: M-TS-Gaussian with b pre-pulls per arm and variance scale c is √(T / (c (b+1)))-GDP.
+
+    Each of the ≤ T draws N(S/(k+1), c/(k+1)) that sees a changed reward has k >= max(b, 1), sensitivity
+    1/(k+1) and so μ = 1/√(c(k+1)) <= 1/√(c(b+1)) (``algorithms.ts_gaussian``). At b = 0 the paper's formula
+    keeps 1/√c although k >= 1 gives 1/√(2c): it is √2 above what the sampler realises (TS-Gaussian's
+    √(0.5 T) of ``eta_ts_gaussian`` is that sharper bound at c = 1)."""
     t = _horizon(T)
     bb = _nonneg("b", b)
     cc = _positive("c", c)
     return _out(np.sqrt(t / (cc * (bb + 1))))
+
+
+def eta_ts_gaussian(T):
+    """§2 (after Ou et al. 2024): TS-Gaussian satisfies √(0.5 T)-GDP (Table 1 writes the order, O(√T))."""
+    return _out(np.sqrt(0.5 * _horizon(T)))
+
+
+def crossover_alpha0() -> float:
+    """The T above which DP-TS-UCB(α = 0), √(2 c0 T^0.5 ln^1.5 T)-GDP (Thm 4.4), beats TS-Gaussian's √(0.5 T):
+    with x = ln T the condition 2 c0 T^0.5 x^1.5 < 0.5 T is ln(4 c0) + 1.5 ln x < 0.5 x (root in x ∈ (10, 200))."""
+    from scipy.optimize import brentq
+
+    return math.exp(brentq(lambda x: math.log(4 * C0) + 1.5 * math.log(x) - 0.5 * x, 10.0, 200.0))
 
 
 def equal_privacy_c(alpha, T, b):

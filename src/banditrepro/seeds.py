@@ -23,6 +23,18 @@ def cell_seed_sequence(base_seed: int, instance: str, run: int) -> np.random.See
     return np.random.SeedSequence(entropy=int(base_seed), spawn_key=(stable_key(instance), int(run)))
 
 
+INSTANCE_KEY = stable_key("instance")  # names the instance stream, apart from the algorithm's (key, run)
+
+
+def instance_seed_sequence(base_seed: int, instance: str, run: int) -> np.random.SeedSequence:
+    """The stream that draws run ``run``'s instance of a generative dataset: it depends on (base seed, dataset,
+    run) only, so every algorithm of a run duels on the same instance, and it is a sibling of the algorithm's
+    stream (spawn key (dataset, run, INSTANCE_KEY)), which it leaves unchanged."""
+    if run < 0 or base_seed < 0:
+        raise ValueError("seeds must be non-negative integers")
+    return np.random.SeedSequence(entropy=int(base_seed), spawn_key=(stable_key(instance), int(run), INSTANCE_KEY))
+
+
 def cell_generator(base_seed: int, instance: str, run: int) -> np.random.Generator:
     """The generator a cell passes to its kernel (PCG64, the numpy default)."""
     return np.random.Generator(np.random.PCG64(cell_seed_sequence(base_seed, instance, run)))

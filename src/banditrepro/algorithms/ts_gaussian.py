@@ -1,12 +1,15 @@
 """TS-Gaussian (Agrawal & Goyal 2017, Alg. 2) and M-TS-Gaussian (Ou, Avella Medina, Cummings 2024).
 
-SPEC binding decision ("the paper's form"): every arm is pulled max(b, 1) times first, round-robin (b pre-pulls;
-b = 0 means one initial pull per arm); then each round every arm draws θ_i ~ N(μ̂_i, c/n_i), with n_i its
-number of pulls and μ̂_i = S_i/n_i the mean of its rewards, and the argmax is pulled. TS-Gaussian is b = 0,
-c = 1. (SPEC §C.3's alternative, Agrawal–Goyal's N(S_i/(k_i+1), c/(k_i+1)) without an initial pull, is not
-used.) With this form the per-round sensitivity of μ̂_i is 1/n_i ≤ 1/max(b, 1); the privacy accounting
-(``banditrepro.privacy.eta_m_ts_gaussian``) keeps the paper's stated √(T/(c(b+1))), and b = 0 and b = 1 run
-the same pre-pull schedule and differ only through c.
+Form (SPEC §C.3 pseudo-code, Agrawal–Goyal's posterior): every arm is pulled b times first, round-robin
+(b = 0: no pre-pull); then each round every arm draws θ_i ~ N(S_i/(k_i+1), c/(k_i+1)), with k_i its number
+of pulls and S_i its reward sum, and the argmax is pulled. TS-Gaussian is b = 0, c = 1.
+
+Privacy (DP-TS-UCB paper §2/§3 and Table 1, after Ou et al.): one reward in [0, 1] moves S_i by at most 1, so
+the mean S_i/(k_i+1) of a draw moves by at most Δ = 1/(k_i+1) and the draw is a Gaussian mechanism with
+σ² = c/(k_i+1): μ = Δ/σ = 1/√(c(k_i+1)). An arm holding the changed reward has k_i >= max(b, 1), so each of
+the at most T draws that see it is 1/√(c(b+1))-GDP and composition gives the paper's √(T/(c(b+1)))
+(``banditrepro.privacy.eta_m_ts_gaussian``; TS-Gaussian: k_i >= 1 gives √(0.5 T), ``eta_ts_gaussian``).
+``m_ts_gaussian_core`` can record Σ_t (Δ_t/σ_t)² per arm (``ledger``) so tests compare the two.
 
 Only the argmax of the K Gaussians is used, so it is sampled exactly without drawing all K of them: a
 leader L (largest mean) and a cut c are chosen from the state (``prepare_flags``), and each arm gets a
@@ -171,19 +174,22 @@ def flagged_argmax(m, s, rng, qtab, idx, L, work, theta):
 
 
 @njit(cache=True, nogil=True)
-def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
-    """The kernel; ``min_p0`` as in ``LAZY_MIN_P0`` (0: always lazy, > 1: always K plain draws) and
-    ``pulls`` (length T or 0) receives the arm of every round. The per-round path is written out here
-    rather than in helpers: numba calls with array arguments cost more than the whole lazy step."""
+def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls, ledger):
+    """The kernel; ``min_p0`` as in ``LAZY_MIN_P0`` (0: always lazy, > 1: always K plain draws), ``pulls``
+    (length T or 0) receives the arm of every round and ``ledger`` (length K or 0) accumulates, per arm, the
+    squared GDP parameter (Δ/σ)² of every draw that sees at least one of its rewards. The per-round path
+    is written out here rather than in helpers: numba calls with array arguments cost more than the whole
+    lazy step."""
     K = mu.shape[0]
     cum, out, pos = new_recorder(tab, grid)
     trace = pulls.shape[0] > 0
+    audit = ledger.shape[0] > 0
     S = np.zeros(K)
     k = np.zeros(K)
-    # Pre-pulls (Ou et al.): max(b, 1) round-robin rounds over all arms (b = 0: one initial pull per arm),
-    # truncated at T.
+    # Pre-pulls (Ou et al.): b round-robin rounds over all arms (b = 0: none), truncated at T. Their choice
+    # does not depend on the data, so they cost no privacy.
     t = 0
-    for _ in range(max(b, 1)):
+    for _ in range(b):
         if t >= T:
             break
         for i in range(K):
@@ -196,11 +202,13 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
                 S[i] += 1.0
             k[i] += 1.0
             t += 1
-    if t >= T:  # the horizon ended inside the pre-pulls (some arm may have no pull yet)
+    if t >= T:  # the horizon ended inside the pre-pulls
         return out, 0, pos[0]
-    # Posterior N(S_i/n_i, c/n_i) of every arm (n_i = k_i >= 1 pulls); only the pulled arm's changes per round.
-    m = S / k
-    s = np.sqrt(c / k)
+    # Posterior N(S_i/(k_i+1), c/(k_i+1)) of every arm (Agrawal & Goyal Alg. 2 with variance scale c,
+    # Ou et al.): w_i = 1/(k_i+1) is both the weight of S_i in the mean (the sensitivity Δ) and σ²/c.
+    w = 1.0 / (k + 1.0)
+    m = S * w
+    s = np.sqrt(c * w)
     inv16s = QSTEP / s
     q16c = QSTEP / c
     qtab = normal_tail_table()
@@ -211,6 +219,10 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
     prepare_flags(m, s, inv16s, qtab, idx, cache)
     since = 0
     while t < T:
+        if audit:  # every arm draws once this round (the lazy path samples the same law)
+            for j in range(K):
+                if k[j] >= 1.0:
+                    ledger[j] += (w[j] / s[j]) ** 2
         L = int(cache[1])
         kl = idx[L]
         p0 = cache[2] * (1.0 - (1.0 if kl < 0 else qtab[kl]))
@@ -221,7 +233,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
             L = int(cache[1])
             kl = idx[L]
             p0 = cache[2] * (1.0 - (1.0 if kl < 0 else qtab[kl]))
-        # Sample θ_j ~ N(S_j/k_j, c/k_j) for every arm and pull the argmax, exactly:
+        # Sample θ_j ~ N(S_j/(k_j+1), c/(k_j+1)) for every arm and pull the argmax, exactly:
         # no flag (probability p0) means θ_L is the largest; v/p0 is then a fresh uniform for the reward.
         u = -1.0
         if p0 < min_p0:
@@ -254,10 +266,10 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
         if u < mu[i]:
             S[i] += 1.0
         k[i] += 1.0
-        w = 1.0 / k[i]
-        m[i] = S[i] * w
-        s[i] = math.sqrt(c * w)
-        inv16s[i] = s[i] * k[i] * q16c  # 16/s = 16 s n/c
+        w[i] = 1.0 / (k[i] + 1.0)
+        m[i] = S[i] * w[i]
+        s[i] = math.sqrt(c * w[i])
+        inv16s[i] = s[i] * (k[i] + 1.0) * q16c  # 16/s = 16 s (k+1)/c
         # The pulled arm's flag point against the same cut.
         if i == L:
             d = m[L] - cache[0]
@@ -271,7 +283,7 @@ def m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, min_p0, pulls):
 
 @njit(cache=True, nogil=True)
 def m_ts_gaussian_kernel(mu, T, tab, grid, rng, b, c):
-    return m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, LAZY_MIN_P0, np.empty(0, np.int64))
+    return m_ts_gaussian_core(mu, T, tab, grid, rng, b, c, LAZY_MIN_P0, np.empty(0, np.int64), np.empty(0))
 
 
 def run_ts(instance, T, tab, grid, rng):
@@ -297,9 +309,9 @@ SPECS = {
         citation="Ou, Avella Medina, Cummings, Thompson sampling itself is differentially private, 2024",
         run=run_mts,
         params=(
-            Param("b", "int", 0, "pre-pulls per arm (round-robin) before sampling starts; b = 0 still pulls "
-                  "every arm once", low=0),
-            Param("c", "float", 1.0, "variance scale: θ_i ~ N(S_i/n_i, c/n_i) after n_i pulls", low=0.0,
+            Param("b", "int", 0, "pre-pulls per arm (round-robin) before sampling starts (b = 0: none)",
+                  low=0),
+            Param("c", "float", 1.0, "variance scale: θ_i ~ N(S_i/(k_i+1), c/(k_i+1)) after k_i pulls", low=0.0,
                   low_open=True),
         ),
     ),

@@ -13,7 +13,7 @@ from banditrepro import ReproError
 from banditrepro.atomic import write_json
 from banditrepro.datasets import derive
 from banditrepro.datasets.fetch import fetch
-from banditrepro.instances import BernoulliArms, PreferenceMatrix
+from banditrepro.instances import BernoulliArms, PreferenceMatrix, UtilityModel
 
 DERIVE_FROM_URL = {"sushi_archive": derive.sushi_archive_to_wins}
 
@@ -67,6 +67,10 @@ class Catalog:
         if how == "bernoulli":
             inst = BernoulliArms(entry["means"], name=name)
             record.update(kind="mab", means=inst.means.tolist(), labels=list(inst.labels))
+        elif how == "utility_model" and entry.get("per_run"):
+            # generative: no matrix here, every run draws its own (cell.run_cell, instances.UtilityModel)
+            model = UtilityModel(entry["n"], name=name)
+            record.update(kind="duel", generative={"model": "utility_model", "n": model.n_arms})
         else:
             P, labels, extra = self._derive_matrix(name, entry, raw, Path(prepared_dir))
             inst = PreferenceMatrix(P, labels=labels, name=name)
@@ -129,6 +133,8 @@ def load_prepared(path: str | Path):
     if not path.exists():
         raise ReproError(f"prepared dataset not found: {path} (run the workflow's prepare rule first)")
     rec = json.loads(path.read_text())
+    if rec.get("generative"):
+        return UtilityModel(rec["generative"]["n"], name=rec["name"])
     if rec["kind"] == "mab":
         return BernoulliArms(rec["means"], labels=tuple(rec["labels"]), name=rec["name"])
     return PreferenceMatrix(np.array(rec["matrix"]), labels=tuple(rec["labels"]), name=rec["name"])

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from banditrepro import ReproError
-from banditrepro.instances import condorcet_winner
+from banditrepro.instances import condorcet_winner, draw_utilities, utility_preferences
 
 
 # --------------------------------------------------------------------------------------------- sushi
@@ -156,9 +156,10 @@ def ranker_subset(P: np.ndarray, size: int, seed: int, winner: int | None = None
 
 # ----------------------------------------------------------------------------------- synthetic model
 def utility_model(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Total-order utility model (SPEC decision): u ~ U(0,1) sorted decreasing, p_ij = (1 + u_i − u_j)/2."""
-    u = np.sort(np.random.default_rng(seed).random(n))[::-1]
-    return (1 + u[:, None] - u[None, :]) / 2, u
+    """One fixed draw of the total-order utility model (SPEC decision): u ~ U(0,1) sorted decreasing,
+    p_ij = (1 + u_i − u_j)/2, with ``default_rng(seed)``. The per-run model is ``instances.UtilityModel``."""
+    u = draw_utilities(n, np.random.default_rng(seed))
+    return utility_preferences(u), u
 
 
 def read_text_matrix(path: Path, skiprows: int = 0) -> np.ndarray:
