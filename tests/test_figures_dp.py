@@ -14,9 +14,9 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro import privacy as pv
+from banditrepro import verdicts as vd
 from banditrepro.aggregate import write_summary
 from banditrepro.cell import simulate_to_file
-from banditrepro import verdicts as vd
 from banditrepro.claims import TESTS, Context, check_all
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.figures import DRAWERS, build_figure

@@ -55,7 +55,7 @@ def _flat_and_below(ctx: Context, a: str, others: list[str], metric: str | None 
     if not ran:
         return Outcome(desc, "no panel ran; " + _missing(missing), vd.NOT_RUN)
     parts, lates = [], []
-    for k, p, m in ran:
+    for _, p, m in ran:
         late = Part(f"{_where(p, m)} late share", ctx.late_share(p, a, m), flat, "below")
         lates.append(late)
         parts.append(late)

@@ -126,7 +126,9 @@ def deviation_effect(dev: dict, figures: list[Figure], root="results/summaries")
 
 
 def _cell(text) -> str:
-    return "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text).replace("|", "\\|").replace("\n", " ")
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return ""
+    return str(text).replace("|", "\\|").replace("\n", " ")
 
 
 def build_reproduction(figures: list[Figure], claims_csv, deviations, out, root="results/summaries") -> str:

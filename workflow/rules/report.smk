@@ -13,7 +13,11 @@ rule report_md:
     output:
         "results/report.md",
         # every claim with its location, interval and verdict; every deviation with its measured effect
-        reproduction=report("results/reproduction.md", caption="../report/reproduction.rst", category="Claims"),
+        reproduction=report(
+            "results/reproduction.md",
+            caption="../report/reproduction.rst",
+            category="Claims",
+        ),
     log:
         "logs/report.log",
     resources:
@@ -23,4 +27,6 @@ rule report_md:
         from banditrepro.report import build_reproduction
 
         report_job(input, output, log)
-        build_reproduction(FIGURES, input.claims, input.deviations, output.reproduction)
+        build_reproduction(
+            FIGURES, input.claims, input.deviations, output.reproduction
+        )
