@@ -452,6 +452,7 @@ def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", roo
 
 def check_all(figures: list[Figure], tables_dir="results/tables", status_dir="data/status",
               root="results/summaries", prepared_dir="data/prepared") -> pd.DataFrame:
+    validate(figures)
     rows = []
     for fig in figures:
         if not fig.claims:
