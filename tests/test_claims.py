@@ -117,6 +117,7 @@ def test_late_growth_vacuous_and_decided(tmp_path):
     # b beats a, still grows (half of its regret late) while a is flat (5 % late): reproduced
     row = _run(tmp_path, test, {"a": A * 2, "b": A}, {"a": A * 2 * 0.95, "b": A * 0.5})
     assert row["verdict"] == vd.REPRODUCED and "premise holds on 2/2" in row["measured"]
+    assert "flat for a tolerance ≥ 0.05" in row["measured"]  # a's late share is 0.05 on every run
     # b beats a but a is not flat
     row = _run(tmp_path, test, {"a": A * 2, "b": A}, {"a": A * 2 * 0.5, "b": A * 0.5})
     assert row["verdict"] == vd.NOT_REPRODUCED

@@ -126,7 +126,11 @@ def decide_parts(parts: list[Part], runs: int, need: int | None = None) -> tuple
     verdicts = [p.verdict for p in parts]
     if need is None or need >= len(parts):
         verdict = vd.combine(verdicts)
-        deciding = next((p for p in parts if p.verdict == verdict), None) or _least_margin(parts)
+        same = [p for p in parts if p.verdict == verdict]
+        if verdict == vd.INCONCLUSIVE:  # the open part that needs the most runs
+            deciding = max(same, key=lambda p: vd.runs_to_settle(p.iv, p.nearest_bound, max(runs, 1)) or math.inf)
+        else:
+            deciding = same[0] if verdict == vd.NOT_REPRODUCED else _least_margin(parts)
         iv, bound = deciding.iv, deciding.nearest_bound
         where = deciding.name
     else:  # m-th best limits: the row interval decides like the quorum
@@ -284,6 +288,19 @@ class Context:
             return Interval(float(stat(*[c[None, :] for c in cols])[0]), -math.inf, math.inf)
         return vd.bootstrap(stat, *cols, seed=self.seed("late", panel.dataset, panel.horizon, metric, key, minus))
 
+    def final(self, panel, key: str) -> float:
+        """Mean final regret of a line from the figure table (for descriptions; verdicts use intervals)."""
+        rows = self.table[(self.table.dataset == panel.dataset) & (self.table.algorithm == key)
+                          & (self.table.horizon == panel.horizon)]
+        if rows.empty:
+            raise ReproError(f"{self.fig.stem}: no row for {key} on {panel.dataset}")
+        return float(rows.mean_final_regret.iloc[0])
+
+    def curve(self, panel, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """(grid, mean curve) of a line's summary."""
+        s = load_summary(summary_file(panel.dataset, panel.horizon, self.ref(panel, key).id, self.root))
+        return s["grid"], s[f"{self.fig.metric}_mean"]
+
     def label(self, key: str) -> str:
         return self.fig.algorithm(key).label
 
@@ -361,8 +378,14 @@ def _late_growth(ctx: Context, a: str, b: str, flat: float = 0.1, panels="all"):
         parts.append(Part(f"{p.dataset} late share {lb}", ctx.late_share(p, b), flat, "above"))
         parts.append(Part(f"{p.dataset} late share {la}", ctx.late_share(p, a), flat, "below"))
     parts += [Part(f"{q.name} premise {lb}/{la}", q.iv, 1.0, "below") for q in open_]
+    be = ""
+    if wins:
+        flat_hi = max(q.iv.high for q in parts if q.side == "below" and "late share" in q.name)
+        grow_lo = min(q.iv.low for q in parts if q.side == "above")
+        be = (f"break-even tolerance: {la} flat for a tolerance ≥ {fmt(flat_hi)}, {lb} still growing for a "
+              f"tolerance < {fmt(grow_lo)}")
     return outcome(desc, parts, ctx.min_runs, show="all", head=f"premise holds on {len(wins)}/{len(ran)} panels",
-                   tail=_missing_note(missing))
+                   tail="; ".join(x for x in (be, _missing_note(missing)) if x))
 
 
 # paper-specific tests register themselves with @test(kind) in their own modules
