@@ -256,7 +256,9 @@ class Context:
         metric = metric or self.fig.metric
         ref = self.ref(panel, key)
         cells = Path(self.root).parent / "cells" / panel.dataset / f"T{panel.horizon}" / ref.id
-        out = {}
+        if (cells, metric) in self._cache:
+            return self._cache[(cells, metric)]
+        out = self._cache[(cells, metric)] = {}
         for r in sorted(self.finals(panel, key, metric)):
             path = cells / f"run{r}.npz"
             if not path.exists():

@@ -329,10 +329,19 @@ def _gdp_improves(ctx, a: str, b: str):
         return Outcome(desc, f"rows {a!r} / {b!r} not in the table", vd.NOT_RUN)
     ra, rb = ra.iloc[-1], rb.iloc[-1]
     va, vb = float(ra.eta_with_constants), float(rb.eta_with_constants)
-    cross = _crossover_alpha0()
+    k = vb / math.sqrt(float(ra.horizon))  # the baseline's η as k·√T (TS-Gaussian: k = 1 or √0.5)
+    cross = _crossover_sqrt(k)
     measured = (f"T = {int(ra.horizon):,}: η = {_g(va)} vs {_g(vb)}, ratio {_g(va / vb)}; η_DP-TS-UCB(α=0) = "
-                f"√(2c0 T^0.5 ln^1.5 T) < √T once T > {_g(cross)}")
+                f"√(2c0 T^0.5 ln^1.5 T) < {_g(k)}·√T once T > {_g(cross)}")
     return _formula(desc, va / vb, 1.0, "below", measured)
+
+
+def _crossover_sqrt(k: float) -> float:
+    """The T above which √(2 c0 T^0.5 ln^1.5 T) < k·√T: ln(2c0) + 1.5 ln L − 0.5 L − 2 ln k = 0, L = ln T."""
+    from scipy.optimize import brentq
+
+    f = lambda x: math.log(2 * pv.C0) + 1.5 * math.log(x) - 0.5 * x - 2 * math.log(k)  # noqa: E731
+    return math.exp(brentq(f, 10.0, 400.0))
 
 
 def _crossover_alpha0() -> float:
