@@ -332,7 +332,7 @@ def _gdp_improves(ctx, a: str, b: str):
     k = vb / math.sqrt(float(ra.horizon))  # the baseline's η as k·√T (TS-Gaussian: k = 1 or √0.5)
     cross = _crossover_sqrt(k)
     measured = (f"T = {int(ra.horizon):,}: η = {_g(va)} vs {_g(vb)}, ratio {_g(va / vb)}; η_DP-TS-UCB(α=0) = "
-                f"√(2c0 T^0.5 ln^1.5 T) < {_g(k)}·√T once T > {_g(cross)}")
+                f"√(2c0 T^0.5 ln^1.5 T) < {'' if abs(k - 1) < 1e-9 else _g(k) + '·'}√T once T > {_g(cross)}")
     return _formula(desc, va / vb, 1.0, "below", measured)
 
 
