@@ -143,7 +143,8 @@ def decide_parts(parts: list[Part], runs: int, need: int | None = None) -> tuple
         where = f"quorum: the {_ordinal(need)} best of {len(parts)} panels"
     note = f"interval shown: {where}"
     if verdict == vd.INCONCLUSIVE and runs > 0:
-        note += f"; {vd.settle_note(iv, bound, runs)}"
+        note += "; a single run gives no interval" if not math.isfinite(iv.half_width) else \
+            f"; {vd.settle_note(iv, bound, runs)}"
     return verdict, iv, note
 
 
