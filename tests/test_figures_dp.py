@@ -14,6 +14,7 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro import privacy as pv
+from banditrepro import verdicts as vd
 from banditrepro.aggregate import write_summary
 from banditrepro.cell import simulate_to_file
 from banditrepro.claims import TESTS, Context, check_all
@@ -21,6 +22,7 @@ from banditrepro.datasets.catalog import load_catalog
 from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.figures_dp import epsilon_at_delta, line_alpha, line_privacy, unique_panels
 from banditrepro.manifest import cells, load_manifest
+from tests.claim_data import noisy, write_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "config" / "figures" / "dp-ts-ucb.yaml"
@@ -273,86 +275,129 @@ def test_every_claim_gets_a_verdict(mini_run):
     _, figs, _, claims = mini_run
     expected = sum(len(f.claims) for f in figs.values())
     assert len(claims) == expected == 16
-    assert set(claims.verdict) <= {"pass", "fail", "not-run"}
+    assert set(claims.verdict) <= set(vd.VERDICTS)
     by_id = claims.set_index("claim_id")
     # formula claims do not depend on the runs
-    assert by_id.loc["larger-alpha-smaller-eta", "verdict"] == "pass"
-    assert by_id.loc["alpha1-eta-constant", "verdict"] == "pass"
-    assert by_id.loc["equal-privacy-c", "verdict"] == "pass"
-    assert by_id.loc["same-regret-bound", "verdict"] == "pass"
+    assert by_id.loc["larger-alpha-smaller-eta", "verdict"] == vd.REPRODUCED
+    assert by_id.loc["alpha1-eta-constant", "verdict"] == vd.REPRODUCED
+    assert by_id.loc["equal-privacy-c", "verdict"] == vd.REPRODUCED
+    assert by_id.loc["same-regret-bound", "verdict"] == vd.REPRODUCED
     # at T <= 1500 DP-TS-UCB(α=0)'s η exceeds TS-Gaussian's √(0.5 T) (they cross at T ≈ 6.57e5); at α = 0 M-TS-Gaussian(b=0,
     # c=5) is more private than DP-TS-UCB(α=0) at every T of the paper (10^3 … 10^7)
-    assert by_id.loc["gdp-alpha0-beats-ts-gaussian", "verdict"] == "fail"
-    assert by_id.loc["equal-bound-better-privacy", "verdict"] == "fail"
-    assert "α=0: " in by_id.loc["equal-bound-better-privacy", "measured"]
+    assert by_id.loc["gdp-alpha0-beats-ts-gaussian", "verdict"] == vd.NOT_REPRODUCED
+    assert by_id.loc["equal-bound-better-privacy", "verdict"] == vd.NOT_REPRODUCED
+    # every decided claim carries the interval it was decided on
+    decided = claims[claims.verdict.isin([vd.REPRODUCED, vd.NOT_REPRODUCED])]
+    assert (decided.ci_low <= decided.ci_high).all()
+    assert "α=0 η " in by_id.loc["equal-bound-better-privacy", "measured"]
 
 
 # ---------------------------------------------------------------------------------------------------
 # claim tests on made-up tables
 
 
-def ctx_for(fid, rows, max_horizon=None):
-    fig = figures(max_horizon)[fid]
-    return Context(fig, pd.DataFrame(rows), "status", "summaries")
+@pytest.fixture
+def made(tmp_path):
+    """Lines of a made-up table, each with a summary of 30 per-run finals around its mean (same noise seed:
+    paired runs, so clear gaps are decided; ``seed`` gives a line its own noise)."""
+    root = tmp_path / "summaries"
+
+    def line(key, name, mean, seed=0, rel_sd=0.1, horizon=1000, **kw):
+        write_runs(root, "bernoulli5", horizon, key, noisy(mean, rel_sd=rel_sd, seed=seed))
+        return {"algorithm": key, "label": key, "name": name, "status": "ok", "mean_final_regret": mean,
+                "dataset": "bernoulli5", "horizon": horizon, "algorithm_id": key, "ci95_high": mean, **kw}
+
+    def ctx_for(fid, rows, max_horizon=None):
+        return Context(figures(max_horizon)[fid], pd.DataFrame(rows), tmp_path / "status", root,
+                       tmp_path / "prepared")
+
+    load_catalog(CATALOG).prepare("bernoulli5", tmp_path / "raw", tmp_path / "prepared")
+    return line, ctx_for
 
 
-def line(key, name, mean, lo=None, hi=None, **kw):
-    return {"algorithm": key, "label": key, "name": name, "status": "ok", "mean_final_regret": mean,
-            "ci95_low": mean if lo is None else lo, "ci95_high": mean if hi is None else hi, **kw}
-
-
-def test_claim_slightly_and_significantly_better():
+def test_claim_slightly_and_significantly_better(made):
+    line, ctx_for = made
     slightly = TESTS["dp-slightly-better"]
     ctx = ctx_for("equal-privacy-alpha0", [line("dp", "dp-ts-ucb", 140.0), line("mts", "m-ts-gaussian", 100.0)])
-    assert slightly(ctx, a="mts", b="dp", max_ratio=1.5)[2] == "pass"
-    assert slightly(ctx, a="mts", b="dp", max_ratio=1.3)[2] == "fail"
-    assert slightly(ctx, a="dp", b="mts", max_ratio=1.5)[2] == "fail"
+    out = slightly(ctx, a="mts", b="dp", max_ratio=1.5)
+    assert out.verdict == vd.REPRODUCED and "break-even" in out.measured
+    assert slightly(ctx, a="mts", b="dp", max_ratio=1.3).verdict == vd.NOT_REPRODUCED
+    assert slightly(ctx, a="dp", b="mts", max_ratio=1.5).verdict == vd.NOT_REPRODUCED
+    # a tie is not "slightly better"
+    ctx = ctx_for("equal-privacy-alpha0", [line("dp", "dp-ts-ucb", 100.0, seed=1),
+                                           line("mts", "m-ts-gaussian", 100.0, seed=2)])
+    assert slightly(ctx, a="mts", b="dp", max_ratio=1.5).verdict == vd.INCONCLUSIVE
     sig = TESTS["dp-significantly-better"]
-    ctx = ctx_for("equal-privacy-alpha1", [line("dp", "dp-ts-ucb", 100.0, 90, 110),
-                                           line("mts", "m-ts-gaussian", 150.0, 111, 190)])
-    assert sig(ctx, a="dp", b="mts")[2] == "pass"
-    ctx.table.loc[1, "ci95_low"] = 105.0  # overlapping intervals: not significant
-    assert sig(ctx, a="dp", b="mts")[2] == "fail"
+    ctx = ctx_for("equal-privacy-alpha1", [line("dp", "dp-ts-ucb", 100.0, seed=1),
+                                           line("mts", "m-ts-gaussian", 150.0, seed=2)])
+    assert sig(ctx, a="dp", b="mts").verdict == vd.REPRODUCED
+    ctx = ctx_for("equal-privacy-alpha1", [line("dp", "dp-ts-ucb", 100.0, seed=1),
+                                           line("mts", "m-ts-gaussian", 102.0, seed=2)])
+    assert sig(ctx, a="dp", b="mts").verdict == vd.INCONCLUSIVE  # 2 % apart with 10 % noise: a tie
     ctx.table.loc[1, "status"] = "not-run"
-    assert sig(ctx, a="dp", b="mts")[2] == "not-run"
+    assert sig(ctx, a="dp", b="mts").verdict == vd.NOT_RUN
 
 
-def test_claim_best_b_and_beats_all():
+def test_claim_best_b_and_beats_all(made):
+    line, ctx_for = made
     rows = [line(f"a0-b{b}", "m-ts-gaussian", v, b=b, panel_index=0)
-            for b, v in ((0, 300.0), (1, 200.0), (500, 1000.0))]
+            for b, v in ((0, 300.0), (1, 200.0), (500, 1100.0))]
     rows.append(line("a0-dp", "dp-ts-ucb", 100.0, panel_index=0))  # not an M-TS-Gaussian line: ignored
     ctx = ctx_for("b-selection", rows)
     best = TESTS["dp-best-b"]
-    assert best(ctx, panel=0, b=1)[2] == "pass"
-    assert best(ctx, panel=0, b=0)[2] == "fail"
-    ctx.table.loc[0, "mean_final_regret"] = 200.0  # a tie is not "the lowest with b = 1"
-    verdict = best(ctx, panel=0, b=1)
-    assert verdict[2] == "fail" and "tie" in verdict[1]
+    out = best(ctx, panel=0, b=1)
+    # b = 500 pre-pulls (capped at T/K = 200 per arm) cost ≥ 200·ΣΔ = 400 > 200: a loss by construction,
+    # listed but not counted
+    assert out.verdict == vd.REPRODUCED and "b=500 (pre-pull regret ≥ 400)" in out.measured
+    assert "vs b=500" not in out.measured
+    assert best(ctx, panel=0, b=0).verdict == vd.NOT_REPRODUCED
+    ctx = ctx_for("b-selection", [line("a0-b0", "m-ts-gaussian", 200.0, seed=1, b=0, panel_index=0),
+                                  line("a0-b1", "m-ts-gaussian", 200.0, seed=2, b=1, panel_index=0)])
+    assert best(ctx, panel=0, b=1).verdict == vd.INCONCLUSIVE  # a tie is not "the lowest with b = 1"
     beats = TESTS["dp-beats-all"]
     ctx = ctx_for("eps-dp-alpha1", [line("dp", "dp-ts-ucb", 50.0), line("mts", "m-ts-gaussian", 900.0),
                                     line("dp-se", "dp-se", 800.0), line("anytime-lazy-ucb", "anytime-lazy-ucb", 60.0),
                                     line("lazy-dp-ts", "lazy-dp-ts", 40.0)])
-    assert beats(ctx, a="dp", b=["anytime-lazy-ucb"])[2] == "pass"
-    assert beats(ctx, a="dp", b=["anytime-lazy-ucb", "lazy-dp-ts"])[2] == "fail"
-    assert beats(ctx, a="mts", b=["dp-se", "anytime-lazy-ucb", "lazy-dp-ts"], worse=True)[2] == "pass"
+    assert beats(ctx, a="dp", b=["anytime-lazy-ucb"]).verdict == vd.REPRODUCED
+    assert beats(ctx, a="dp", b=["anytime-lazy-ucb", "lazy-dp-ts"]).verdict == vd.NOT_REPRODUCED
+    assert beats(ctx, a="mts", b=["dp-se", "anytime-lazy-ucb", "lazy-dp-ts"], worse=True).verdict == vd.REPRODUCED
 
 
-def test_claim_alpha_trends():
+def test_claim_alpha_trends(made):
+    line, ctx_for = made
     rows = []
     for T in (1000, 10000):
         for a, r in zip((0.0, 0.5, 1.0), (10.0, 20.0, 30.0 if T == 1000 else 15.0)):
             rows.append(line(f"dp-a{a}", "dp-ts-ucb", r, alpha=a, horizon=T, eta=pv.eta_dp_ts_ucb(a, T)))
     ctx = ctx_for("privacy-vs-regret", rows)
-    verdict = TESTS["dp-regret-increasing-in-alpha"](ctx)
-    assert verdict[2] == "fail" and "1/2 horizons" in verdict[1] and "α=0.5→1" in verdict[1]
-    assert TESTS["dp-regret-increasing-in-alpha"](ctx, min_horizon=5000)[2] == "fail"
-    assert TESTS["dp-regret-increasing-in-alpha"](ctx_for("privacy-vs-regret", rows[:3]))[2] == "pass"
-    assert TESTS["dp-eta-decreasing-in-alpha"](ctx)[2] == "pass"
-    assert TESTS["dp-eta-constant-in-T"](ctx, alpha=1.0)[2] == "pass"
-    assert TESTS["dp-eta-constant-in-T"](ctx, alpha=0.5)[2] == "fail"
-    assert TESTS["dp-eta-constant-in-T"](ctx_for("privacy-vs-regret", rows[:3]), alpha=1.0)[2] == "not-run"
+    out = TESTS["dp-regret-increasing-in-alpha"](ctx)
+    assert out.verdict == vd.NOT_REPRODUCED and "T=10000 α=0.5→1" in out.measured and "3/4" in out.measured
+    assert TESTS["dp-regret-increasing-in-alpha"](ctx_for("privacy-vs-regret", rows[:3])).verdict == vd.REPRODUCED
+    assert TESTS["dp-eta-decreasing-in-alpha"](ctx).verdict == vd.REPRODUCED
+    assert TESTS["dp-eta-constant-in-T"](ctx, alpha=1.0).verdict == vd.REPRODUCED
+    assert TESTS["dp-eta-constant-in-T"](ctx, alpha=0.5).verdict == vd.NOT_REPRODUCED
+    assert TESTS["dp-eta-constant-in-T"](ctx_for("privacy-vs-regret", rows[:3]), alpha=1.0).verdict == vd.NOT_RUN
     lower = TESTS["dp-lower-at-every-alpha"]
     ctx = ctx_for("equal-regret", [line("dp-a0", "dp-ts-ucb", 10.0, alpha=0.0, eta=5.0),
                                    line("mts-a0", "m-ts-gaussian", 20.0, alpha=0.0, eta=4.0)])
-    assert lower(ctx, a="dp-ts-ucb", b="m-ts-gaussian", column="mean_final_regret")[2] == "pass"
-    assert lower(ctx, a="dp-ts-ucb", b="m-ts-gaussian", column="eta")[2] == "fail"
+    assert lower(ctx, a="dp-ts-ucb", b="m-ts-gaussian", column="mean_final_regret").verdict == vd.REPRODUCED
+    out = lower(ctx, a="dp-ts-ucb", b="m-ts-gaussian", column="eta")
+    assert out.verdict == vd.NOT_REPRODUCED and out.ci_low == out.ci_high == 1.25  # a formula: exact
+
+
+def test_same_regret_bound_fails_without_the_log_factor(made, monkeypatch):
+    """same-regret-bound must fail if c lost its ln^α(T) factor (c = 5 at every T): the ratio of the bounds
+    then grows like ln^α T."""
+    from banditrepro import claims_dp
+
+    line, ctx_for = made
+    rows = [line(f"dp-a{a}", "dp-ts-ucb", 10.0, alpha=a) for a in (0.0, 0.25, 0.5, 0.75, 1.0)]
+    claim = next(c for c in figures()["equal-regret"].claims if c["id"] == "same-regret-bound")
+    args = {k: v for k, v in claim["test"].items() if k not in ("kind", "rationale")}
+    ctx = ctx_for("equal-regret", rows)
+    out = TESTS["dp-same-bound-order"](ctx, **args)
+    assert out.verdict == vd.REPRODUCED and out.ci_low < args["max_exponent"]
+    monkeypatch.setattr(claims_dp, "_rule_c", lambda rule, alpha, T: float(rule["factor"]))
+    out = TESTS["dp-same-bound-order"](ctx, **args)
+    assert out.verdict == vd.NOT_REPRODUCED and out.ci_low > 0.9  # |s| ≈ α = 1
+    assert "α=0.25: s = +0.1" in out.measured  # the smallest α > 0 already exceeds the tolerance

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from banditrepro import ReproError
+from banditrepro import verdicts as vd
 from banditrepro.aggregate import load_summary, write_summary
 from banditrepro.algorithms.winner_stays import ws_w_trace
 from banditrepro.cell import run_cell, write_cell
@@ -19,6 +20,7 @@ from banditrepro.figures_ws import iterations, late_share, matrices_table, panel
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.manifest import cells, load_manifest
 from banditrepro.seeds import cell_generator
+from tests.claim_data import noisy, write_runs
 from tests.conftest import MSLR5, SIX_RANKERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,14 +144,15 @@ def test_ws_curves_table_reads_each_panels_metric(wst_run):
     u = df[(df.algorithm == "ws-s") & (df.panel_index == 1)].mean_final_regret.item()
     assert b != u  # binary vs utility strong regret of the same runs
     rows = check_figure(fig, pd.read_csv(out / "f.csv"), base / "status", root)
-    assert rows[0]["verdict"] in ("pass", "fail") and "2 (panel, benchmark) pairs" in rows[0]["measured"]
+    assert rows[0]["verdict"] in vd.VERDICTS and "holds for" in rows[0]["measured"] and "/2" in rows[0]["measured"]
 
 
-# --- claim tests on hand-made tables -----------------------------------------------------------------
+# --- claim tests on hand-made summaries --------------------------------------------------------------
 
 
 def _claim(tmp_path, test: dict, finals: dict, late: dict | None = None, metrics=("m_regret", "m_regret")):
-    """Run one claim on a two-panel ws-curves figure whose table holds the given finals per key."""
+    """Run one claim on a two-panel ws-curves figure; finals {key: [mean per panel]} become 30 paired runs
+    around each mean (10 % noise), late {key: [late share per panel]} the runs' curves at T/2."""
     keys = list(finals)
     algos = "\n".join(f"        - {{name: ws-s, key: {k}, params: {{beta: {1.05 + 0.1 * i:.2f}}}}}"
                       for i, k in enumerate(keys))
@@ -170,41 +173,47 @@ wst:
         - {{id: x, text: x, test: {json.dumps(test)}}}
 """)
     fig = _figs(tmp_path / "c.yaml")["f"]
-    rows = [{"panel_index": k, "dataset": p.dataset, "algorithm": key, "metric": metrics[k],
-             "mean_final_regret": finals[key][k], "late_share": (late or {}).get(key, [0.0, 0.0])[k]}
-            for k, p in enumerate(fig.panels) for key in keys]
-    return check_figure(fig, pd.DataFrame(rows), tmp_path / "status", tmp_path)[0]
+    root = tmp_path / "summaries"
+    for k, p in enumerate(fig.panels):
+        for key in keys:
+            ref = next(r for r in p.algorithms if r.key == key)
+            f = noisy(finals[key][k], seed=k)
+            share = (late or {}).get(key, [0.0, 0.0])[k]
+            write_runs(root, p.dataset, p.horizon, ref.id, f, metrics=set(metrics), halves=f * (1 - share))
+    return check_figure(fig, pd.DataFrame(), tmp_path / "status", root)[0]
 
 
 def test_beats_all(tmp_path):
     test = {"kind": "ws_beats_all", "a": "a", "others": ["b", "c"]}
-    assert _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3], "c": [5, 1.5]})["verdict"] == "pass"
+    assert _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3], "c": [5, 1.5]})["verdict"] == vd.REPRODUCED
     row = _claim(tmp_path, test, {"a": [1, 2], "b": [2, 3], "c": [5, 1.5]})
-    assert row["verdict"] == "fail" and "3/4" in row["measured"] and "mslr5" in row["measured"]
+    assert row["verdict"] == vd.NOT_REPRODUCED and "3/4" in row["measured"] and "mslr5" in row["measured"]
 
 
 def test_flat_and_below(tmp_path):
     test = {"kind": "ws_flat_and_below", "a": "a", "others": ["b"], "flat": 0.1}
-    assert _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3]}, {"a": [0.05, 0.0]})["verdict"] == "pass"
-    assert _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3]}, {"a": [0.05, 0.3]})["verdict"] == "fail"
-    assert _claim(tmp_path, test, {"a": [1, 4], "b": [2, 3]})["verdict"] == "fail"
+    row = _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3]}, {"a": [0.05, 0.0]})
+    assert row["verdict"] == vd.REPRODUCED and "break-even flatness tolerance" in row["measured"]
+    assert _claim(tmp_path, test, {"a": [1, 1], "b": [2, 3]}, {"a": [0.05, 0.3]})["verdict"] == vd.NOT_REPRODUCED
+    assert _claim(tmp_path, test, {"a": [1, 4], "b": [2, 3]})["verdict"] == vd.NOT_REPRODUCED
     # only the panels of the requested metric count
     test["metric"] = "x_regret"
     row = _claim(tmp_path, test, {"a": [1, 4], "b": [2, 3]}, metrics=("x_regret", "y_regret"))
-    assert row["verdict"] == "pass" and "mslr5" not in row["measured"]
+    assert row["verdict"] == vd.REPRODUCED and "mslr5" not in row["measured"]
 
 
 def test_beta_pattern(tmp_path):
     test = {"kind": "ws_beta_pattern", "keys": ["b1", "b2", "b3"]}
     u_shape = {"b1": [9, 9], "b2": [3, 3], "b3": [5, 5]}
     late = {"b1": [0.4, 0.4], "b2": [0.1, 0.1], "b3": [0.05, 0.05]}
-    assert _claim(tmp_path, test, u_shape, late)["verdict"] == "pass"
+    row = _claim(tmp_path, test, u_shape, late)
+    assert row["verdict"] == vd.REPRODUCED and "D 1.667 [" in row["measured"]  # D = min(9, 5) / 3
     monotone = {"b1": [9, 9], "b2": [5, 5], "b3": [3, 3]}
     row = _claim(tmp_path, test, monotone, late)
-    assert row["verdict"] == "fail" and "large-β side fails" in row["measured"]
+    assert row["verdict"] == vd.NOT_REPRODUCED and "D 0.6" in row["measured"]  # the best β is the largest
     # a small β that ends higher but is no longer accruing regret does not "explore too long"
     late_flat = {"b1": [0.0, 0.0], "b2": [0.1, 0.1], "b3": [0.05, 0.05]}
-    assert "small-β side fails" in _claim(tmp_path, test, u_shape, late_flat)["measured"]
+    assert _claim(tmp_path, test, u_shape, late_flat)["verdict"] == vd.NOT_REPRODUCED
 
 
 # --- ws-matrices and ws-rounds --------------------------------------------------------------------------

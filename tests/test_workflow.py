@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from banditrepro.verdicts import VERDICTS
+
 ROOT = Path(__file__).resolve().parents[1]
 MIRROR = ROOT.parent / "shared" / "data"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile")]
@@ -79,7 +81,9 @@ def test_run_produces_figures_tables_claims_report(test_run):
     yahoo = t1[t1.dataset == "yahoo30"]
     assert (yahoo.status == "not-run").all() and yahoo.note.str.contains("requires network access").all()
     claims = pd.read_csv(test_run / "results/claims.csv")
-    assert (claims.paper == "c2b").sum() == 6 and set(claims.verdict) <= {"pass", "fail", "not-run"}
+    assert (claims.paper == "c2b").sum() == 6 and set(claims.verdict) <= set(VERDICTS)
+    repro = (test_run / "results/reproduction.md").read_text()
+    assert all(f"`{cid}`" in repro for cid in claims.claim_id) and "| c2b-pairs-once |" in repro
     assert (test_run / "results/report.md").read_text().count("![") >= 3
     for fig in ("fig1", "fig2"):
         assert (test_run / f"results/tables/c2b/{fig}.tex").read_text().startswith("\\begin{table}")

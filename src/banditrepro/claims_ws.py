@@ -1,17 +1,22 @@
 """Claim tests of the Winner Stays paper (registered with banditrepro.claims.test).
 
-They read the ``ws-curves`` tables, whose rows carry the panel index, the panel's metric, the mean
-final regret and ``late_share`` (share of R(T) accrued over t in (T/2, T]), so one dataset may appear
-under several metrics (Fig. 3's 2×2 grid) without ambiguity.
+They read the ``ws-curves`` figures panel by panel (index, panel, metric), so one dataset may appear under
+several metrics (Fig. 3's 2×2 grid) without ambiguity, and decide on intervals: ratios of mean final regrets
+from the per-run finals of the summaries (paired bootstrap), late shares (share of R(T) accrued over
+t in (T/2, T]) from the per-run curves of the cells.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+import math
+
+import numpy as np
 
 from banditrepro import ReproError
-from banditrepro.claims import Context, test
+from banditrepro import verdicts as vd
+from banditrepro.claims import Context, Part, fmt, outcome, test
 from banditrepro.figures import panel_status
+from banditrepro.verdicts import Outcome
 
 
 def _panels(ctx: Context, metrics=None) -> tuple[list[tuple[int, object, str]], list[str]]:
@@ -28,104 +33,90 @@ def _panels(ctx: Context, metrics=None) -> tuple[list[tuple[int, object, str]], 
     return ran, missing
 
 
-def _row(ctx: Context, k: int, key: str) -> pd.Series:
-    rows = ctx.table[(ctx.table.panel_index == k) & (ctx.table.algorithm == key)]
-    if rows.empty:
-        raise ReproError(f"{ctx.fig.stem}: no row for {key} in panel {k}")
-    return rows.iloc[0]
-
-
-def _final(ctx, k, key) -> float:
-    return float(_row(ctx, k, key).mean_final_regret)
-
-
-def _late(ctx, k, key) -> float:
-    return float(_row(ctx, k, key).late_share)
-
-
 def _where(panel, metric) -> str:
     return f"{panel.dataset}/{metric.replace('_regret', '')}"
 
 
 def _missing(missing):
-    return f"; not run: {', '.join(missing)}" if missing else ""
+    return f"not run: {', '.join(missing)}" if missing else ""
 
 
-@test("ws_flat_and_below")
+@test("ws_flat_and_below", keys=("a", "others"), tolerance=("flat",))
 def _flat_and_below(ctx: Context, a: str, others: list[str], metric: str | None = None, flat: float = 0.1):
     """WS-W's weak regret "is constant in t" (≤ ``flat`` of R(T) accrues over (T/2, T]) and its mean final
     value is below every algorithm of ``others``, on every panel with ``metric``."""
     ran, missing = _panels(ctx, metric)
     la = ctx.label(a)
     names = ", ".join(ctx.label(b) for b in others)
-    desc = (f"on every panel{f' with {metric}' if metric else ''}: share of {la}'s final regret accrued over "
-            f"t in (T/2, T] ≤ {flat:g} (flat), and {la}'s mean final regret < that of {names}")
+    desc = ctx.describe(
+        f"on every panel{f' with {metric}' if metric else ''}: share of {la}'s mean final regret accrued over "
+        f"t in (T/2, T] ≤ {flat:g} (flat), and ratio of mean final regrets {la} / each of {names} < 1 (95 % "
+        "bootstrap intervals)")
     if not ran:
-        return desc, "no panel ran" + _missing(missing), "not-run"
-    ok = True
-    parts = []
-    for k, p, m in ran:
-        fa, share = _final(ctx, k, a), _late(ctx, k, a)
-        is_flat = share <= flat
-        below = {b: fa < _final(ctx, k, b) for b in others}
-        ok &= is_flat and all(below.values())
-        cmp = ", ".join(f"{ctx.label(b)} {_final(ctx, k, b):.4g}{'' if below[b] else ' (not above)'}"
-                        for b in others)
-        parts.append(f"{_where(p, m)}: {la} {fa:.4g}, late share {share:.2f}"
-                     f"{'' if is_flat else ' (not flat)'}; {cmp}")
-    return desc, "; ".join(parts) + _missing(missing), "pass" if ok else "fail"
+        return Outcome(desc, "no panel ran; " + _missing(missing), vd.NOT_RUN)
+    parts, lates = [], []
+    for _, p, m in ran:
+        late = Part(f"{_where(p, m)} late share", ctx.late_share(p, a, m), flat, "below")
+        lates.append(late)
+        parts.append(late)
+        parts += [Part(f"{_where(p, m)} {la}/{ctx.label(b)}", ctx.panel_ratio(p, a, b, m), 1.0, "below")
+                  for b in others]
+    hi = max(q.iv.high for q in lates)
+    lo = max(q.iv.low for q in lates)
+    be = f"break-even flatness tolerance: flat part reproduced for ≥ {fmt(hi)}, not reproduced below {fmt(lo)}"
+    return outcome(desc, parts, ctx.min_runs, show="all", tail="; ".join(x for x in (be, _missing(missing)) if x))
 
 
-@test("ws_beats_all")
+@test("ws_beats_all", keys=("a", "others"))
 def _beats_all(ctx: Context, a: str, others: list[str], metrics=None):
-    """``a`` has the lowest mean final regret against every algorithm of ``others`` on every panel."""
+    """``a`` has a lower mean final regret than every algorithm of ``others`` on every panel."""
     ran, missing = _panels(ctx, metrics)
     la = ctx.label(a)
-    desc = (f"mean final regret of {la} < that of each of {len(others)} benchmarks "
-            f"({', '.join(ctx.label(b) for b in others)}) on every panel (dataset × regret variant)")
+    desc = ctx.describe(f"ratio of mean final regrets {la} / each of {len(others)} benchmarks "
+                        f"({', '.join(ctx.label(b) for b in others)}) < 1 on every panel (dataset × regret "
+                        "variant; 95 % paired bootstrap intervals)")
     if not ran:
-        return desc, "no panel ran" + _missing(missing), "not-run"
-    losses = []
-    wins = 0
-    for k, p, m in ran:
-        fa = _final(ctx, k, a)
-        for b in others:
-            fb = _final(ctx, k, b)
-            if fa < fb:
-                wins += 1
-            else:
-                losses.append(f"{_where(p, m)}: {ctx.label(b)} {fb:.4g} ≤ {la} {fa:.4g}")
-    total = len(ran) * len(others)
-    measured = f"{la} lower in {wins}/{total} (panel, benchmark) pairs"
-    if losses:
-        measured += "; not lower: " + "; ".join(losses)
-    return desc, measured + _missing(missing), "pass" if not losses else "fail"
+        return Outcome(desc, "no panel ran; " + _missing(missing), vd.NOT_RUN)
+    parts = [Part(f"{_where(p, m)} vs {ctx.label(b)}", ctx.panel_ratio(p, a, b, m), 1.0, "below")
+             for k, p, m in ran for b in others]
+    return outcome(desc, parts, ctx.min_runs, head=f"(panel, benchmark) pairs, ratio {la}/benchmark",
+                   tail=_missing(missing))
 
 
-@test("ws_beta_pattern")
+@test("ws_beta_pattern", keys=("keys",))
 def _beta_pattern(ctx: Context, keys: list[str], metrics=None):
-    """``keys`` are WS-S lines in increasing β. "Too small β explores too long": the smallest β ends with
-    more regret than the best β of the grid and is still accruing it (larger late share). "Too large β
-    pays in early exploitation": the largest β ends with more regret than the best β. Together: the
-    best β is inside the grid."""
+    """``keys`` are WS-S lines in increasing β. "β too close to 1 explores too long; β too large pays in early
+    exploitation": the best β lies inside the grid. Measured per panel: D = min(R(β_min), R(β_max)) /
+    min over interior β of R(β) (mean final regrets; the minimum is taken inside every bootstrap resample,
+    so picking the best β is part of the interval); the claim needs D > 1. Also β_min still accrues a larger
+    share of its regret over (T/2, T] than the best interior β (late-share difference > 0)."""
     if len(keys) < 3:
         raise ReproError(f"{ctx.fig.stem}: ws_beta_pattern needs at least 3 β values")
     ran, missing = _panels(ctx, metrics)
     lo, hi = ctx.label(keys[0]), ctx.label(keys[-1])
-    desc = (f"on every panel, with β* the grid's minimiser of mean final regret: {lo} ends above β* and accrues "
-            f"a larger share of its regret over (T/2, T] than β* (explores too long), and {hi} ends above β*")
+    desc = ctx.describe(
+        f"on every panel: D = min(R({lo}), R({hi})) / min over the interior β of R > 1 (an interior β beats both "
+        f"ends; 95 % paired bootstrap interval, best β chosen inside each resample), and {lo}'s late share "
+        "(over t in (T/2, T]) minus the best interior β's > 0")
     if not ran:
-        return desc, "no panel ran" + _missing(missing), "not-run"
-    ok = True
-    parts = []
+        return Outcome(desc, "no panel ran; " + _missing(missing), vd.NOT_RUN)
+    parts, notes = [], []
     for k, p, m in ran:
-        finals = {b: _final(ctx, k, b) for b in keys}
-        best = min(keys, key=lambda b: finals[b])
-        small = finals[keys[0]] > finals[best] and _late(ctx, k, keys[0]) > _late(ctx, k, best)
-        large = finals[keys[-1]] > finals[best]
-        ok &= small and large
-        curve = ", ".join(f"{finals[b]:.4g}" for b in keys)
-        parts.append(f"{_where(p, m)}: finals [{curve}], best {ctx.label(best)}, late share "
-                     f"{_late(ctx, k, keys[0]):.2f} vs {_late(ctx, k, best):.2f}; small-β side "
-                     f"{'holds' if small else 'fails'}, large-β side {'holds' if large else 'fails'}")
-    return desc, "; ".join(parts) + _missing(missing), "pass" if ok else "fail"
+        runs = [ctx.finals(p, key, m) for key in keys]
+        xs = ctx.paired(*runs)
+
+        def d_stat(*cols):
+            means = [c.mean(axis=1) for c in cols]
+            return np.minimum(means[0], means[-1]) / np.maximum(np.min(means[1:-1], axis=0), 1e-300)
+
+        iv = (vd.bootstrap(d_stat, *xs, seed=ctx.seed("D", k)) if xs[0].size > 1
+              else vd.Interval(float(d_stat(*[x[None, :] for x in xs])[0]), -math.inf, math.inf))
+        parts.append(Part(f"{_where(p, m)} D", iv, 1.0, "above"))
+        means = [float(x.mean()) for x in xs]
+        best = keys[1 + int(np.argmin(means[1:-1]))]
+        diff = ctx.late_share(p, keys[0], m, minus=best)
+        parts.append(Part(f"{_where(p, m)} late share {lo} − {ctx.label(best)}", diff, 0.0, "above"))
+        notes.append(f"{_where(p, m)}: finals [{', '.join(fmt(v) for v in means)}], grid best "
+                     f"{ctx.label(keys[int(np.argmin(means))])}")
+    return outcome(desc, parts, ctx.min_runs, show="all",
+                   tail="; ".join(x for x in ("; ".join(notes), _missing(missing)) if x))

@@ -1,0 +1,110 @@
+"""results/reproduction.md: every claim id with its location and verdict, every deviation with its measured
+effect (ratio variant/ours with a 95 % interval, or "not measured in this run" when the figure is absent)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from banditrepro import ReproError
+from banditrepro import verdicts as vd
+from banditrepro.claims import check_all
+from banditrepro.manifest import load_manifest
+from banditrepro.report import build_reproduction, load_deviations
+from tests.claim_data import noisy, write_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = """
+t:
+  title: t
+  figures:
+    f:
+      title: f
+      algorithms:
+        - {name: rucb, key: ours, params: {alpha: 0.51}}
+        - {name: rucb, key: variant, params: {alpha: 0.6}}
+      panels:
+        - {dataset: sushi16, horizon: 1000}
+        - {dataset: mslr5, horizon: 1000}
+      claims:
+        - id: ours-wins
+          text: "Ours beats the variant"
+          where: "§4, Fig. 1 paragraph"
+          why_not: "a reconstruction"
+          test: {kind: beats, a: ours, b: variant}
+        - id: variant-wins
+          text: "The variant beats ours"
+          where: "§4, Fig. 1 paragraph"
+          why_not: "the paper's own formulas contradict it"
+          test: {kind: beats, a: variant, b: ours}
+"""
+DEVIATIONS = """
+deviations:
+  - {id: dev-measured, paper: t, what: "literal reading", ours: "our reading",
+     effect: {figure: t/f, ours: ours, variant: variant}}
+  - {id: dev-absent, paper: t, what: "log2", ours: "ln", effect: {figure: t/absent, ours: a, variant: b}}
+  - {id: dev-recon, paper: t, what: "unknown algorithm", ours: "a reconstruction"}
+"""
+
+
+@pytest.fixture
+def run(tmp_path):
+    (tmp_path / "m.yaml").write_text(MANIFEST)
+    (tmp_path / "dev.yaml").write_text(DEVIATIONS)
+    figs = load_manifest(tmp_path / "m.yaml")
+    root = tmp_path / "summaries"
+    for k, ds in enumerate(("sushi16", "mslr5")):
+        write_runs(root, ds, 1000, "rucb", noisy(100.0, seed=k))
+        write_runs(root, ds, 1000, "rucb+alpha=0.6", noisy(100.0, seed=k) * 1.3)
+    (tmp_path / "tables" / "t").mkdir(parents=True)
+    (tmp_path / "tables" / "t" / "f.csv").write_text("x\n1\n")
+    check_all(figs, tmp_path / "tables", tmp_path / "status", root).to_csv(tmp_path / "claims.csv", index=False)
+    return tmp_path, figs, root
+
+
+def test_reproduction_names_every_claim_and_deviation(run):
+    tmp, figs, root = run
+    text = build_reproduction(figs, tmp / "claims.csv", tmp / "dev.yaml", tmp / "out" / "reproduction.md", root)
+    assert (tmp / "out" / "reproduction.md").read_text() == text
+    for cid in ("ours-wins", "variant-wins"):
+        assert f"`{cid}`" in text
+    assert "`ours-wins` — **reproduced**" in text and "`variant-wins` — **not reproduced**" in text
+    assert "§4, Fig. 1 paragraph" in text
+    # the why-not line is shown for the claim that does not reproduce only
+    assert "the paper's own formulas contradict it" in text and "a reconstruction\n" not in text
+    assert "2 claims: 1 reproduced, 1 not reproduced, 0 inconclusive, 0 vacuous, 0 not run." in text
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| dev-")}
+    assert set(rows) == {"dev-measured", "dev-absent", "dev-recon"}
+    # variant = ours × 1.3 on every run: the ratio is 1.3 on both panels
+    assert "sushi16 1.3 [1.3, 1.3]" in rows["dev-measured"] and "mslr5 1.3 [" in rows["dev-measured"]
+    assert "not measured in this run" in rows["dev-absent"] and "no variant run" in rows["dev-recon"]
+
+
+def test_deviations_file_is_checked(tmp_path):
+    (tmp_path / "d.yaml").write_text("deviations:\n  - {id: x, paper: c2b, what: w}\n")
+    with pytest.raises(ReproError, match="deviation x: missing ours"):
+        load_deviations(tmp_path / "d.yaml")
+    (tmp_path / "d.yaml").write_text("deviations:\n  - {id: x, paper: c2b, what: w, ours: o, effect: {figure: f}}\n")
+    with pytest.raises(ReproError, match="effect needs figure, ours and variant"):
+        load_deviations(tmp_path / "d.yaml")
+
+
+def test_shipped_deviations_cover_the_known_departures():
+    devs = {d["id"]: d for d in load_deviations(ROOT / "config" / "deviations.yaml")}
+    for required in ("c2b-pairs-once", "c2b-natural-log", "c2b-scomp2-b6", "scomp2-pcomp-reconstructed",
+                     "ws-qsa-reconstructed", "ws-scb-reconstructed", "dp-anytime-lazy-ucb-reconstructed",
+                     "ws-yelp-substitute", "c2b-derived-subsets", "dp-mts-gaussian-form"):
+        assert required in devs
+    assert devs["c2b-pairs-once"]["effect"] == {"figure": "c2b/rounds-needed", "ours": "c2b-B0",
+                                                "variant": "c2b-literal"}
+    assert devs["c2b-natural-log"]["effect"]["variant"] == "c2b-log2"
+    papers = {f.paper for f in load_manifest(ROOT / "config" / "figures")}
+    assert {d["paper"] for d in devs.values()} <= papers
+
+
+def test_verdict_names_in_the_report_are_the_five(run):
+    tmp, figs, root = run
+    claims = pd.read_csv(tmp / "claims.csv")
+    assert set(claims.verdict) <= set(vd.VERDICTS)
