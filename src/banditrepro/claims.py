@@ -157,10 +157,11 @@ def check_all(figures: list[Figure], tables_dir="results/tables", status_dir="da
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def write_claims(figures: list[Figure], out, status_dir="data/status", prepared_dir="data/prepared") -> list[str]:
+def write_claims(figures: list[Figure], out, status_dir="data/status", prepared_dir="data/prepared",
+                 tables_dir="results/tables", root="results/summaries") -> list[str]:
     """Check every claim, write the CSV atomically; one line per claim for a log or the terminal."""
     from banditrepro.atomic import write_text
 
-    df = check_all(figures, status_dir=status_dir, prepared_dir=prepared_dir)
+    df = check_all(figures, tables_dir=tables_dir, status_dir=status_dir, root=root, prepared_dir=prepared_dir)
     write_text(out, df.to_csv(index=False))
     return [f"[{r.verdict}] {r.paper}/{r.figure}: {r.claim} — {r.measured}" for r in df.itertuples()]

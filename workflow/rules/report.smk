@@ -7,14 +7,16 @@ report: "../report/workflow.rst"
 rule report_md:
     input:
         lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
-        claims="results/claims.csv",
-        runtime="results/tables/runtime.csv",
+        claims=f"{RESULTS}/claims.csv",
+        runtime=f"{TABLES}/runtime.csv",
     output:
-        "results/report.md",
+        f"{RESULTS}/report.md",
     log:
-        "logs/report.log",
+        f"{LOGS}/report.log",
     resources:
         runtime=5,
         mem_mb=500,
+    params:
+        code=source_digest("report.py"),
     run:
         report_job(input, output, log)

@@ -1,0 +1,81 @@
+# A quiet run with one progress line: the default profile silences Snakemake's per-job blocks
+# (`quiet: [rules, progress, host]`; 36,000 lines for the default config), and this handler, attached
+# to Snakemake's logger in its own process, turns the scheduler's progress events into a line every
+# ~10 s — done/total jobs, elapsed, an estimate of what is left — and each failed job into one line
+# naming its rule, outputs and log. `snakemake --quiet ""` (or any --quiet choice) restores the usual output;
+# BANDITREPRO_PROGRESS=0 turns the line off.
+import logging
+import time
+
+
+class _ProgressLine(logging.Handler):
+    EVERY = 10.0  # seconds between lines
+
+    def __init__(self):
+        super().__init__(level=logging.INFO)
+        self.t0 = time.monotonic()  # onstart: the DAG is built, jobs are about to start
+        self.last = 0.0
+
+    @staticmethod
+    def _clock(seconds):
+        m, s = divmod(int(round(seconds)), 60)
+        h, m = divmod(m, 60)
+        return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+    def emit(self, record):
+        try:
+            event = str(getattr(record, "event", ""))
+            if event.endswith("PROGRESS") or event == "progress":
+                self._progress(int(record.done), int(record.total))
+            elif event.endswith("JOB_ERROR") or event == "job_error":
+                outs = getattr(record, "output", "") or ""
+                logs = getattr(record, "log", "") or ""
+                sys.stderr.write(
+                    f"banditrepro: job failed: rule {record.rule_name}; output {outs.strip() or '-'}; "
+                    f"log {logs.strip() or '-'}\n"
+                )
+        except Exception:  # progress output must never break a run
+            pass
+
+    def _progress(self, done, total):
+        now = time.monotonic()
+        if done < total and now - self.last < self.EVERY and done > 0:
+            return
+        self.last = now
+        elapsed = now - self.t0
+        left = f", about {self._clock(elapsed / done * (total - done))} left" if 0 < done < total else ""
+        pct = 100 * done // max(total, 1)
+        sys.stderr.write(
+            f"banditrepro: {done}/{total} jobs done ({pct} %), {self._clock(elapsed)} elapsed{left}\n"
+        )
+        sys.stderr.flush()
+
+
+_CHATTER = ("Select jobs to execute", "Execute ")  # two lines per scheduling pass, thousands per run
+
+
+def _no_chatter(record):
+    return not str(record.msg).startswith(_CHATTER)
+
+
+def attach_progress_line():
+    """Called from `onstart` (Snakefile): Snakemake sets up its logger after parsing, removing handlers.
+    Only when progress output is quieted (the default profile); never in a cluster job step."""
+    from snakemake.logging import logger as smk_logger
+    from snakemake.settings.enums import Quietness
+
+    quiet = set(workflow.output_settings.quiet or ())
+    if os.environ.get("BANDITREPRO_PROGRESS", "1") == "0" or workflow.remote_exec:
+        return
+    if Quietness.PROGRESS not in quiet or Quietness.ALL in quiet:
+        return
+    scheduler = getattr(workflow, "_scheduler", None)
+    if scheduler is None or not hasattr(scheduler, "print_progress"):
+        return  # a Snakemake whose scheduler changed: keep its own (quiet) output
+    # the scheduler emits progress events only when progress is not quieted; the default handlers still
+    # drop them (quiet: progress), this handler condenses them
+    scheduler.print_progress = True
+    if not any(type(h).__name__ == "_ProgressLine" for h in smk_logger.handlers):
+        for h in smk_logger.handlers:
+            h.addFilter(_no_chatter)
+        smk_logger.addHandler(_ProgressLine())
