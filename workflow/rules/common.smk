@@ -52,15 +52,14 @@ def check_config(cfg, schema_path):
             extra = sorted(set(err.instance) - set(known))
             prefix = f"{where}." if where else ""
             _fail(f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})")
-        desc = (err.schema.get("description") or "").split(";")[0].split(".")[0].strip()
-        hint = f" ({desc})" if desc and len(desc) < 80 else ""
-        reason = err.message.replace("\n", " ")
+        # a schema `title` says in words what a pattern or a combination of types requires
+        reason = err.schema.get("title") or err.message.replace("\n", " ")
         if err.validator == "oneOf":
             reason = "expected " + " or ".join(
                 f"an integer >= {s['minimum']}" if s.get("type") == "integer" else repr(s.get("const"))
                 for s in err.schema["oneOf"]
             )
-        _fail(f"config error: {where} = {json.dumps(err.instance)}: {reason}{hint}")
+        _fail(f"config error: {where} = {json.dumps(err.instance)}: {reason}")
     _apply_defaults(schema, cfg)
 
 
@@ -98,6 +97,13 @@ try:
     _validate_claims = getattr(claims_module, "validate", None)
     if _validate_claims is not None:
         _validate_claims(FIGURES)
+    else:  # at least the kinds
+        for _fig in FIGURES:
+            for _claim in _fig.claims:
+                if _claim["test"]["kind"] not in claims_module.TESTS:
+                    raise ReproError(
+                        f"{_fig.stem}: claim {_claim['id']}: unknown test kind {_claim['test']['kind']!r}"
+                    )
 except ReproError as exc:
     _fail(f"configuration error: {exc}")
 

@@ -1,9 +1,10 @@
-# A quiet run with one progress line: the default profile silences Snakemake's per-job blocks
-# (`quiet: [rules, progress, host]`; 36,000 lines for the default config), and this handler, attached
-# to Snakemake's logger in its own process, turns the scheduler's progress events into a line every
-# ~10 s — done/total jobs, elapsed, an estimate of what is left — and each failed job into one line
-# naming its rule, outputs and log. `snakemake --quiet ""` (or any --quiet choice) restores the usual output;
-# BANDITREPRO_PROGRESS=0 turns the line off.
+# A quiet run with one progress line. The default profile silences Snakemake's per-job blocks
+# (`quiet: [rules, host]`; the default config printed 36,000 lines); this handler, attached to
+# Snakemake's logger in its own process, drops the per-job progress chatter and turns the scheduler's
+# progress events into one line every ~10 s — done/total jobs, elapsed, an estimate of what is left —
+# and each failed job into one line naming its rule, outputs and log (its traceback still follows).
+# `--quiet progress` (or `--quiet all`) silences the line too; BANDITREPRO_PROGRESS=0 restores
+# Snakemake's own progress lines.
 import logging
 import time
 
@@ -51,30 +52,27 @@ class _ProgressLine(logging.Handler):
         sys.stderr.flush()
 
 
-_CHATTER = ("Select jobs to execute", "Execute ")  # two lines per scheduling pass, thousands per run
+# what the line replaces: two lines per scheduling pass and three per finished job
+_CHATTER = ("Select jobs to execute", "Execute ")
+_REPLACED = {"progress", "job_finished"}
 
 
 def _no_chatter(record):
-    return not str(record.msg).startswith(_CHATTER)
+    event = str(getattr(record, "event", "")).rsplit(".", 1)[-1].lower()
+    return event not in _REPLACED and not str(record.msg).startswith(_CHATTER)
 
 
 def attach_progress_line():
     """Called from `onstart` (Snakefile): Snakemake sets up its logger after parsing, removing handlers.
-    Only when progress output is quieted (the default profile); never in a cluster job step."""
+    Only in the default profile's quiet mode (`quiet: [rules, host]`), never in a cluster job step."""
     from snakemake.logging import logger as smk_logger
     from snakemake.settings.enums import Quietness
 
     quiet = set(workflow.output_settings.quiet or ())
     if os.environ.get("BANDITREPRO_PROGRESS", "1") == "0" or workflow.remote_exec:
         return
-    if Quietness.PROGRESS not in quiet or Quietness.ALL in quiet:
+    if Quietness.RULES not in quiet or Quietness.PROGRESS in quiet or Quietness.ALL in quiet:
         return
-    scheduler = getattr(workflow, "_scheduler", None)
-    if scheduler is None or not hasattr(scheduler, "print_progress"):
-        return  # a Snakemake whose scheduler changed: keep its own (quiet) output
-    # the scheduler emits progress events only when progress is not quieted; the default handlers still
-    # drop them (quiet: progress), this handler condenses them
-    scheduler.print_progress = True
     if not any(type(h).__name__ == "_ProgressLine" for h in smk_logger.handlers):
         for h in smk_logger.handlers:
             h.addFilter(_no_chatter)
