@@ -217,7 +217,11 @@ def test_manifest_edits_rerun_only_what_they_touch(project, tmp_path):
     assert counts.get("claims") == 1 and counts.get("report_md") == 1, counts
     assert not [k for k in counts if k.startswith(("simulate", "summarize", "figure", "prepare"))], counts
 
-    _edit_manifest(copy, lambda figs: figs["fig1"].setdefault("axes", {}).update(y="cumulative regret R(t)"))
+    def relabel(figs):
+        axes = figs["fig1"].setdefault("axes", {})
+        axes["y"] = axes.get("y", "regret") + " (edited)"
+
+    _edit_manifest(copy, relabel)
     r = smk("-n", "--configfile", "paper.yaml", cwd=copy, snakefile=copy / "Snakefile")
     counts = job_counts(r.stdout + r.stderr)
     assert counts.get("figure") == 1 and counts.get("claims") == 1, counts
