@@ -158,7 +158,7 @@ def _runs_per_job(key):
     n = CELL_RUNS[key]
     if k == "auto":
         _, horizon, algo = split_key(key)
-        return jobsize.runs_per_job(algo, horizon, n)
+        return jobsize.runs_per_job(algo, horizon, n, config["job_seconds"])
     return min(int(k), n)
 
 
