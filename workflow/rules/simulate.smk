@@ -49,7 +49,8 @@ for (first, last), keys in sorted(CHUNKED.items()):
             mem_mb=300,
         params:
             base_seed=config["base_seed"],
-            runs=list(range(first, last + 1)),
+            # derived from the outputs, so not recorded: regrouping runs (auto, k > 1) reruns no cell
+            runs=lambda wc, output, first=first, last=last: list(range(first, last + 1)),
             code=lambda wc: cell_code(split_key(wc.cell)[2]),
         run:
             simulate_job(wildcards, input, output, params, log)
