@@ -24,6 +24,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TEST_CONFIG = ".test/config/config.yaml"
 TEST_RESULTS = "results/test"  # results_dir of the test config
 TEST_CELLS = f"{TEST_RESULTS}/cells/seed7"
+MIRROR_ARG = ["--config", f"data_mirrors=['{MIRROR}']"]  # the project copy is not beside ../shared/data
 
 pytestmark = pytest.mark.workflow
 
@@ -176,7 +177,7 @@ def project(tmp_path_factory):
 def test_run(project):
     """The test config run beside the paper-like results, in the same checkout."""
     before = tree_digest(project / "results")
-    r = smk("--configfile", TEST_CONFIG, "--cores", "2", cwd=project, snakefile=project / "Snakefile")
+    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project, snakefile=project / "Snakefile")
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     return project, before
 
@@ -321,7 +322,7 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
     for name in ("claims.csv", "report.md"):
         (results / name).unlink()
     (victim.parent / ".run0.npz.leftover.part").write_bytes(b"half a file")  # what a kill leaves behind
-    r = smk("--configfile", TEST_CONFIG, "--cores", "2", cwd=project, snakefile=project / "Snakefile")
+    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project, snakefile=project / "Snakefile")
     assert r.returncode == 0, r.stderr[-3000:]
     assert victim.exists() and (results / "report.md").exists()
     # only the victim's job ran again (it computes the cell's runs together): its siblings, same bytes
@@ -334,7 +335,7 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
 
 def test_html_report_has_a_caption_per_figure(test_run):
     project = test_run[0]
-    r = smk("--configfile", TEST_CONFIG, "--report", str(project / "report.html"), cwd=project,
+    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--report", str(project / "report.html"), cwd=project,
             snakefile=project / "Snakefile")
     assert r.returncode == 0, r.stderr[-3000:]
     html = (project / "report.html").read_text()

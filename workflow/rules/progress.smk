@@ -29,14 +29,18 @@ class _ProgressLine(logging.Handler):
             if event.endswith("PROGRESS") or event == "progress":
                 self._progress(int(record.done), int(record.total))
             elif event.endswith("JOB_ERROR") or event == "job_error":
-                outs = getattr(record, "output", "") or ""
-                logs = getattr(record, "log", "") or ""
                 sys.stderr.write(
-                    f"banditrepro: job failed: rule {record.rule_name}; output {outs.strip() or '-'}; "
-                    f"log {logs.strip() or '-'}\n"
+                    f"banditrepro: job failed: rule {getattr(record, 'rule_name', '?')}; output "
+                    f"{self._files(record, 'output')}; log {self._files(record, 'log')}\n"
                 )
         except Exception:  # progress output must never break a run
             pass
+
+    @staticmethod
+    def _files(record, key):
+        value = getattr(record, key, None) or []
+        value = [value] if isinstance(value, str) else list(value)
+        return ", ".join(str(v).strip() for v in value) or "-"
 
     def _progress(self, done, total):
         now = time.monotonic()
