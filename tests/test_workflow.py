@@ -223,7 +223,8 @@ def test_manifest_edits_rerun_only_what_they_touch(project, tmp_path):
         axes["y"] = axes.get("y", "regret") + " (edited)"
 
     _edit_manifest(copy, relabel)
-    r = smk("-n", "--configfile", "paper.yaml", cwd=copy, snakefile=copy / "Snakefile")
+    # `--quiet host`: the per-job blocks back (the profile hides them), to see which figure is scheduled
+    r = smk("-n", "--quiet", "host", "--configfile", "paper.yaml", cwd=copy, snakefile=copy / "Snakefile")
     counts = job_counts(r.stdout + r.stderr)
     assert counts.get("figure") == 1 and counts.get("claims") == 1, counts
     assert "results/figures/c2b/fig1.png" in r.stdout + r.stderr

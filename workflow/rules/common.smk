@@ -200,7 +200,7 @@ def _module_file(obj):
     path = Path(getattr(mod, "__file__", "") or "")
     try:
         return path.relative_to(SRC / "banditrepro").as_posix()
-    except ValueError:  # defined outside this package (a plugin): hash its file by absolute content
+    except ValueError:  # defined outside this package (a plugin): the caller hashes its file's bytes
         return None
 
 
