@@ -16,6 +16,10 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
 
+onstart:
+    attach_progress_line()
+
+
 rule all:
     default_target: True
     input:

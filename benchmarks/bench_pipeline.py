@@ -1,13 +1,14 @@
 """Whole-pipeline speed budget: wall time, CPU time, fixed-overhead share, memory, size of results/.
 
     python benchmarks/bench_pipeline.py [--cores 2] [--workdir /tmp/banditrepro-bench] [--json out.json]
-                                        [--snakemake-args "--config cells_per_job=20"]
+                                        [--data data] [--snakemake-args "--config cells_per_job=1"]
 
 Run from the project root after one full run (kernels compiled, data prepared); the project's own
 results/ are not touched. Two measurements of the same work (the default config):
 
-1. **pipeline** — `snakemake --cores N` (default profile) in a scratch working directory whose data/ links
-   to the project's prepared data: wall time, CPU time of all processes, peak RSS, size of results/;
+1. **pipeline** — `snakemake --cores N` (default profile) in a scratch working directory holding a copy of
+   the project's data/ (raw, prepared, probe verdicts; mtimes kept, so nothing is fetched or prepared):
+   wall time, CPU time of all processes, peak RSS, size of results/, jobs run, lines printed;
 2. **plain loop** — every cell, summary, figure, table, the claims and the report computed with
    banditrepro's functions and no Snakemake: the cells by N worker processes (the same parallelism, so
    the same contention of two kernels on two cores), the rest by one loop; CPU time per stage.
@@ -54,11 +55,12 @@ runpy.run_module("snakemake", run_name="__main__")
 """
 
 
-def run_pipeline(workdir: Path, cores: int, extra: list[str]) -> dict:
+def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dict:
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    (workdir / "data").symlink_to(ROOT / "data")  # prepared datasets and probe verdicts, read only
+    # a copy (1-2 MB), not a link: the run must never write into the project's data/
+    shutil.copytree(data, workdir / "data", symlinks=True, ignore=shutil.ignore_patterns("*.part"))
     main_cpu = workdir / "main-thread-cpu.txt"
     cmd = [sys.executable, "-c", _SNAKEMAKE_MAIN, str(main_cpu), "--snakefile", str(ROOT / "Snakefile"), "--directory",
            str(workdir), "--workflow-profile", str(ROOT / "profiles/default"), "--cores", str(cores),
@@ -69,7 +71,10 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str]) -> dict:
     if proc.returncode:
         sys.exit(f"snakemake failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     sidecars = [json.loads(p.read_text()) for p in (workdir / "results/cells").rglob("*.json")]
+    out = (proc.stdout + proc.stderr).splitlines()
+    totals = [int(ln.split()[1]) for ln in out if ln.startswith("total ") and ln.split()[1].isdigit()]
     return {"wall_s": wall, "cpu_s": cpu, "snakemake_main_thread_cpu_s": float(main_cpu.read_text()),
+            "jobs": max(totals) if totals else None, "lines_printed": len(out),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
             "numba_load_s": sum(s["load_seconds"] for s in sidecars),
@@ -80,11 +85,11 @@ def _cells_task(job) -> tuple[float, float, float]:
     """Worker process: some runs of one cell -> (CPU seconds, kernel seconds, numba load seconds)."""
     from banditrepro.cell import simulate_to_file
 
-    (dataset, horizon, algo), runs, base_seed, prepared, out = job
+    (dataset, horizon, algo), runs, base_seed, prepared, cells = job
     cpu, kernel, load = time.process_time(), 0.0, 0.0
     for r in runs:
         res = simulate_to_file(algo, prepared / f"{dataset}.json", horizon, r, base_seed,
-                               out / f"cells/{dataset}/T{horizon}/{algo}/run{r}.npz")
+                               cells / f"{dataset}/T{horizon}/{algo}/run{r}.npz")
         kernel += res.wall_seconds
         load += res.meta["load_seconds"]
     return time.process_time() - cpu, kernel, load
@@ -95,7 +100,7 @@ def _worker_init() -> None:
     import banditrepro.datasets.catalog  # noqa: F401
 
 
-def run_plain_loop(workdir: Path, cores: int) -> dict:
+def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     """The pipeline's work, stage by stage, without Snakemake (CPU seconds per stage)."""
     from concurrent.futures import ProcessPoolExecutor
 
@@ -106,7 +111,7 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
     from banditrepro.claims import write_claims
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.figures import build_figure, panel_status
-    from banditrepro.manifest import cells, load_manifest
+    from banditrepro.manifest import cell_runs, load_manifest
     from banditrepro.report import build_report
 
     stages = {"imports": time.process_time() - t_imports}
@@ -114,14 +119,18 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
     catalog = load_catalog(ROOT / cfg.get("catalog", "config/datasets.yaml"))
     figures = load_manifest(ROOT / cfg.get("manifest", "config/figures"), papers=cfg.get("papers"),
                             max_horizon=cfg.get("max_horizon"), datasets=set(catalog.datasets))
-    runs, base_seed = list(range(cfg["runs"])), cfg["base_seed"]
-    prepared, status = ROOT / "data/prepared", ROOT / "data/status"
+    # the same runs per cell as the workflow: the most any figure asks (manifest `runs:`), at least `runs`
+    nruns = cell_runs(figures, cfg["runs"], cfg.get("max_runs"))
+    base_seed = cfg["base_seed"]
+    prepared, status = data / "prepared", data / "status"
     out = workdir / "results"
     if out.exists():
         shutil.rmtree(out)
+    cells_dir = out / f"cells/seed{base_seed}"
 
-    todo = [c for c in cells(figures) if panel_status(c[0], status)[0]]
-    jobs = [(c, runs[i:i + 5], base_seed, prepared, out) for c in todo for i in range(0, len(runs), 5)]
+    todo = [c for c in nruns if panel_status(c[0], status)[0]]
+    jobs = [(c, list(range(i, min(i + 5, nruns[c]))), base_seed, prepared, cells_dir)
+            for c in todo for i in range(0, nruns[c], 5)]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
         cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))
     stages.update({"kernels": kernel, "numba_load": load, "cell_files_and_setup": cpu - kernel - load})
@@ -130,7 +139,8 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
     summaries = []
     for dataset, horizon, algo in todo:
         summaries.append(out / f"summaries/{dataset}/T{horizon}/{algo}.npz")
-        write_summary([out / f"cells/{dataset}/T{horizon}/{algo}/run{r}.npz" for r in runs], summaries[-1])
+        write_summary([cells_dir / f"{dataset}/T{horizon}/{algo}/run{r}.npz"
+                       for r in range(nruns[(dataset, horizon, algo)])], summaries[-1])
     stages["summaries"] = time.process_time() - t
 
     cwd = os.getcwd()
@@ -148,7 +158,7 @@ def run_plain_loop(workdir: Path, cores: int) -> dict:
         stages["claims_and_report"] = time.process_time() - t
     finally:
         os.chdir(cwd)
-    return {"stages_cpu_s": stages, "cells": len(todo) * len(runs)}
+    return {"stages_cpu_s": stages, "cells": sum(nruns[c] for c in todo)}
 
 
 def same_cells(a: Path, b: Path) -> tuple[int, int]:
@@ -160,14 +170,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/banditrepro-bench"))
-    ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config cells_per_job=20\"")
+    ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config cells_per_job=1\"")
+    ap.add_argument("--data", type=Path, default=ROOT / "data",
+                    help="a data/ folder after one full run (raw, prepared, status); copied, never written")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
-    if not (ROOT / "data/prepared").is_dir():
-        sys.exit("run the pipeline once first (data/prepared/ missing; kernels uncompiled)")
+    if not (args.data / "prepared").is_dir():
+        sys.exit(f"run the pipeline once first ({args.data}/prepared/ missing; kernels uncompiled)")
+    data = args.data.resolve()
 
-    pipe = run_pipeline(args.workdir / "pipeline", args.cores, shlex.split(args.snakemake_args))
-    loop = run_plain_loop(args.workdir / "loop", args.cores)
+    pipe = run_pipeline(args.workdir / "pipeline", args.cores, shlex.split(args.snakemake_args), data)
+    loop = run_plain_loop(args.workdir / "loop", args.cores, data)
     st = loop["stages_cpu_s"]
     work = sum(v for k, v in st.items() if k not in ("imports", "numba_load"))
     overhead = pipe["cpu_s"] - work
@@ -175,7 +188,8 @@ def main() -> int:
     report = {"pipeline": pipe, "plain_loop": loop, "work_cpu_s": work, "fixed_overhead_cpu_s": overhead,
               "fixed_overhead_share": overhead / pipe["cpu_s"], "identical_cells": f"{same}/{n}"}
 
-    print(f"pipeline: {pipe['cells']} cells, {pipe['wall_s']:.0f} s wall, {pipe['cpu_s']:.0f} CPU-s, "
+    print(f"pipeline: {pipe['cells']} cells in {pipe['jobs']} jobs, {pipe['wall_s']:.0f} s wall, "
+          f"{pipe['cpu_s']:.0f} CPU-s, {pipe['lines_printed']} lines printed, "
           f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
           f"(kernels {pipe['kernel_s']:.0f} s, numba loads {pipe['numba_load_s']:.1f} s); Snakemake's main thread "
           f"{pipe['snakemake_main_thread_cpu_s']:.0f} CPU-s")

@@ -36,7 +36,7 @@ PARTITION = "ci"  # the CI cluster's partition; the profile's placeholder is rep
 DATASET, HORIZON = "six-rankers", 2000
 ALGOS = ["rucb", "c2b-kl+B_offset=6"]  # sequential baseline; batched algorithm with an id full of specials
 RUNS = 2
-TARGETS = [f"results/summaries/{DATASET}/T{HORIZON}/{a}.npz" for a in ALGOS]
+TARGETS = [f"results/test/summaries/{DATASET}/T{HORIZON}/{a}.npz" for a in ALGOS]
 CONFIG = ["--configfile", str(ROOT / ".test/config/config.yaml"),
           "--config", 'papers=["c2b"]', f"runs={RUNS}"]
 # sbatch jobs: download, prepare, one simulate job per algorithm (both runs), one summary per algorithm
@@ -187,7 +187,7 @@ def test_every_job_went_through_sbatch(slurm_run):
 
 def test_outputs_equal_those_of_a_local_run(slurm_run, local_run):
     work = slurm_run[0]
-    cells = [f"results/cells/{DATASET}/T{HORIZON}/{a}/run{r}.npz" for a in ALGOS for r in range(RUNS)]
+    cells = [f"results/test/cells/seed7/{DATASET}/T{HORIZON}/{a}/run{r}.npz" for a in ALGOS for r in range(RUNS)]
     same_bytes = [f"data/prepared/{DATASET}.json", *cells]
     for rel in same_bytes:
         assert (work / rel).read_bytes() == (local_run / rel).read_bytes(), rel

@@ -47,6 +47,7 @@ class Figure:
     axes: dict[str, Any]
     claims: tuple[dict[str, Any], ...]
     extra: dict[str, Any] = field(default_factory=dict)
+    runs: int | None = None  # runs this figure asks of each of its cells (more where statistics need them)
 
     @property
     def stem(self) -> str:
@@ -117,7 +118,7 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
                 extra["layout"] = fdoc["layout"]
             figures.append(Figure(paper, fid, fdoc["title"], fdoc.get("caption", ""), fdoc.get("kind", "curves"),
                                   fdoc.get("metric", "regret"), tuple(panels), fdoc.get("axes", {}),
-                                  tuple(fdoc.get("claims", [])), extra))
+                                  tuple(fdoc.get("claims", [])), extra, fdoc.get("runs")))
     return figures
 
 
@@ -129,3 +130,19 @@ def cells(figures: list[Figure]) -> list[tuple[str, int, str]]:
             for ref in panel.algorithms:
                 seen.setdefault((panel.dataset, panel.horizon, ref.id), None)
     return list(seen)
+
+
+def cell_runs(figures: list[Figure], runs: int, max_runs: int | None = None) -> dict[tuple[str, int, str], int]:
+    """Runs of every cell: the most any figure drawing it asks (``runs: N``), at least ``runs`` (the
+    config's default), at most ``max_runs`` (a cap for small test configs). A cell shared by several
+    figures is run once, that many times, and every figure reads all of its runs."""
+    out: dict[tuple[str, int, str], int] = {}
+    for fig in figures:
+        want = max(runs, fig.runs or 0)
+        for panel in fig.panels:
+            for ref in panel.algorithms:
+                key = (panel.dataset, panel.horizon, ref.id)
+                out[key] = max(out.get(key, 0), want)
+    if max_runs:
+        out = {k: min(n, max_runs) for k, n in out.items()}
+    return out

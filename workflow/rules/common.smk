@@ -1,12 +1,17 @@
 # Helpers shared by the rules. Parse time only reads the config, the catalog and the manifest.
+#
+# Paths: every output of a config lives under its `results_dir` (default results/), cells under
+# <results_dir>/cells/seed<base_seed>/, logs under logs/ (logs/<name>/ for results/<name>), so two configs
+# never write the same file. No params or inputs hold the checkout's absolute location: a copied or moved
+# project folder is up to date where it lands. Figure, claims and cell jobs carry digests of exactly the
+# manifest entries and package sources they draw from (params), so an edit reruns just what it affects.
+import hashlib
 import json
+import os
+import re
 import sys
 import threading
 from pathlib import Path
-
-from snakemake.utils import validate
-
-validate(config, schema="../schemas/config.schema.yaml")
 
 ROOT = Path(workflow.basedir)
 SRC = ROOT / "src"
@@ -16,12 +21,67 @@ if str(SRC) not in sys.path:
     sys.path.insert(0, str(SRC))
 
 from banditrepro import ReproError  # noqa: E402
+
+
+def _fail(message):
+    """A configuration error: one line on stderr, no traceback, non-zero exit (also for `snakemake -n`)."""
+    sys.exit(f"banditrepro: {message}")
+
+
+def _apply_defaults(schema, doc):
+    for key, sub in schema.get("properties", {}).items():
+        if key not in doc and "default" in sub:
+            doc[key] = json.loads(json.dumps(sub["default"]))
+        if isinstance(doc.get(key), dict) and sub.get("type") == "object":
+            _apply_defaults(sub, doc[key])
+
+
+def check_config(cfg, schema_path):
+    """Validate the config against its JSON schema and fill in defaults; the first error as one line
+    naming the key and the bad value (snakemake.utils.validate prints the whole schema around it)."""
+    import jsonschema
+    import yaml
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(cfg))
+    if errors:
+        err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+        where = ".".join(str(p) for p in err.absolute_path)
+        if err.validator == "additionalProperties":
+            known = sorted(err.schema.get("properties", {}))
+            extra = sorted(set(err.instance) - set(known))
+            prefix = f"{where}." if where else ""
+            _fail(f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})")
+        # a schema `title` says in words what a pattern or a combination of types requires
+        reason = err.schema.get("title") or err.message.replace("\n", " ")
+        if err.validator == "oneOf":
+            reason = "expected " + " or ".join(
+                f"an integer >= {s['minimum']}" if s.get("type") == "integer" else repr(s.get("const"))
+                for s in err.schema["oneOf"]
+            )
+        _fail(f"config error: {where} = {json.dumps(err.instance)}: {reason}")
+    _apply_defaults(schema, cfg)
+
+
+check_config(config, ROOT / "workflow/schemas/config.schema.yaml")
+
+from banditrepro import claims as claims_module  # noqa: E402
+from banditrepro import jobsize  # noqa: E402
 from banditrepro.datasets.catalog import load_catalog  # noqa: E402
-from banditrepro.manifest import load_manifest  # noqa: E402
+from banditrepro.manifest import cell_runs, load_manifest  # noqa: E402
 
 
 def _root_path(p):
     return str(p) if "://" in str(p) or Path(p).is_absolute() else str(ROOT / p)
+
+
+def rel(p):
+    """A project path as shell rules see it: relative to the working directory (where Snakemake runs,
+    normally the project root), so params never carry the checkout's absolute location. URLs and
+    absolute paths the user configured stay as they are."""
+    if "://" in str(p) or Path(p).is_absolute():
+        return str(p)
+    return os.path.relpath(ROOT / p)
 
 
 try:
@@ -32,17 +92,22 @@ try:
         max_horizon=config["max_horizon"],
         datasets=set(CATALOG.datasets),
     )
+    # every claim's test kind and parameters, now rather than when the claims job runs
+    claims_module.validate(FIGURES)
 except ReproError as exc:
-    raise WorkflowError(f"configuration error: {exc}")
+    _fail(f"configuration error: {exc}")
 
-MIRRORS = [_root_path(m) for m in config["data_mirrors"]]
-RUNS = list(range(config["runs"]))
+MIRRORS = [rel(m) for m in config["data_mirrors"]]
 FIGURE_BY_STEM = {f.stem: f for f in FIGURES}
 
 RAW = "data/raw"
 PREPARED = "data/prepared"
 STATUS = "data/status"
-CELLS = "results/cells"
+RESULTS = config["results_dir"].rstrip("/")
+CELLS = f"{RESULTS}/cells/seed{config['base_seed']}"
+SUMMARIES = f"{RESULTS}/summaries"
+TABLES = f"{RESULTS}/tables"
+LOGS = "logs" if RESULTS == "results" else f"logs/{RESULTS.removeprefix('results/')}"
 
 
 wildcard_constraints:
@@ -54,12 +119,153 @@ wildcard_constraints:
     figure=r"[a-z0-9-]+",
 
 
+# --- runs per cell and their grouping into jobs -------------------------------------------------------
+
+
+def cell_key(dataset, horizon, algo):
+    return f"{dataset}/T{horizon}/{algo}"
+
+
+def split_key(key):
+    dataset, horizon, algo = key.split("/")
+    return dataset, int(horizon[1:]), algo
+
+
+# cells of optional datasets (network only) are still planned: their figures ask for them only when the
+# probe says the dataset is available
+CELL_RUNS = {
+    cell_key(*c): n
+    for c, n in cell_runs(FIGURES, config["runs"], config["max_runs"]).items()
+}
+
+
+def runs_of(dataset, horizon, algo):
+    return CELL_RUNS[cell_key(dataset, horizon, algo)]
+
+
+def _runs_per_job(key):
+    k = config["cells_per_job"]
+    n = CELL_RUNS[key]
+    if k == "auto":
+        _, horizon, algo = split_key(key)
+        return jobsize.runs_per_job(algo, horizon, n, config["job_seconds"])
+    return min(int(k), n)
+
+
+# run range -> cells computed in jobs of exactly that range; cells with one run per job use `simulate`
+CHUNKED, SINGLE = {}, []
+for _key in CELL_RUNS:
+    _k = _runs_per_job(_key)
+    if _k == 1:
+        SINGLE.append(_key)
+        continue
+    for _chunk in jobsize.chunks(CELL_RUNS[_key], _k):
+        CHUNKED.setdefault(_chunk, []).append(_key)
+
+
+def one_of(keys):
+    """Wildcard constraint matching exactly these cell keys (keeps the chunk rules unambiguous)."""
+    return "(?:" + "|".join(re.escape(k) for k in sorted(keys)) + ")" if keys else "(?!)"
+
+
+# --- digests: what each job draws from, so edits rerun exactly the jobs they affect --------------------
+
+
+def digest(obj):
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def source_digest(*names):
+    """Hash of package sources (paths relative to src/banditrepro), e.g. the kernel module of a cell."""
+    h = hashlib.sha256()
+    for name in sorted(set(names)):
+        path = SRC / "banditrepro" / name
+        h.update(name.encode())
+        h.update(path.read_bytes() if path.exists() else b"")
+    return h.hexdigest()[:16]
+
+
+def file_digest(path):
+    """Hash of a project file's bytes (relative to the project root), for params."""
+    p = Path(_root_path(path))
+    return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.exists() else "absent"
+
+
+def _module_file(obj):
+    mod = sys.modules.get(getattr(obj, "__module__", ""), None)
+    path = Path(getattr(mod, "__file__", "") or "")
+    try:
+        return path.relative_to(SRC / "banditrepro").as_posix()
+    except ValueError:  # defined outside this package (a plugin): the caller hashes its file's bytes
+        return None
+
+
+# what a cell's bytes depend on besides its own kernel module
+CELL_CORE = ["cell.py", "recorder.py", "regret.py", "grid.py", "seeds.py", "instances.py",
+             "algorithms/base.py", "algorithms/ties.py"]
+_cell_code = {}
+
+
+def cell_code(algo):
+    """Digest of the sources one cell runs: its algorithm's module plus the shared cell machinery."""
+    name = algo.split("+")[0]
+    if name not in _cell_code:
+        from banditrepro import algorithms as registry
+
+        run = registry.get(name).run
+        own = _module_file(run)
+        extra = []
+        if own is None:  # a plugin's kernel: hash its file's bytes directly
+            f = getattr(sys.modules.get(run.__module__), "__file__", None)
+            extra = [hashlib.sha256(Path(f).read_bytes()).hexdigest()[:16]] if f else []
+        _cell_code[name] = digest([source_digest(*CELL_CORE, *([own] if own else [])), extra])
+    return _cell_code[name]
+
+
+SUMMARY_CODE = source_digest("aggregate.py")
+FIGURE_CORE = ["figures.py", "plotting.py", "aggregate.py", "privacy.py"]
+CLAIMS_CODE = source_digest(
+    "aggregate.py", "figures.py", "privacy.py", "verdicts.py",
+    *(p.name for p in (SRC / "banditrepro").glob("claims*.py")),
+)
+
+
+def _figure_spec(fig):
+    """The manifest entry a figure draws from: everything but its claims (claims have their own job)."""
+    from dataclasses import asdict
+
+    d = asdict(fig)
+    d.pop("claims")
+    return d
+
+
+def _figure_code(fig):
+    from banditrepro.figures import DRAWERS
+
+    own = _module_file(DRAWERS[fig.kind][1]) if fig.kind in DRAWERS else None
+    return source_digest(*FIGURE_CORE, *([own] if own else []))
+
+
+FIGURE_DIGEST = {f.stem: digest([_figure_spec(f), _figure_code(f)]) for f in FIGURES}
+CLAIMS_DIGEST = digest([[f.stem, list(f.claims)] for f in FIGURES if f.claims] + [CLAIMS_CODE])
+
+
+def dataset_spec(dataset):
+    """The catalog entry of a dataset and of its raw sources (what the preparation derives from)."""
+    return digest(
+        [CATALOG.dataset(dataset)] + [CATALOG.source(s) for s in CATALOG.raw_inputs(dataset)]
+    )
+
+
+# --- paths ---------------------------------------------------------------------------------------------
+
+
 def mirror_args():
     return " ".join(f"--mirror {m}" for m in MIRRORS)
 
 
 def summary_path(dataset, horizon, algo):
-    return f"results/summaries/{dataset}/T{horizon}/{algo}.npz"
+    return f"{SUMMARIES}/{dataset}/T{horizon}/{algo}.npz"
 
 
 def cell_path(dataset, horizon, algo, run):
@@ -89,14 +295,14 @@ def figure_inputs(wildcards):
 
 
 def figure_outputs(fig):
-    base = f"results/figures/{fig.paper}/{fig.id}"
-    table = f"results/tables/{fig.paper}/{fig.id}"
+    base = f"{RESULTS}/figures/{fig.paper}/{fig.id}"
+    table = f"{TABLES}/{fig.paper}/{fig.id}"
     return [f"{base}.png", f"{base}.pdf", f"{table}.csv", f"{table}.md", f"{table}.tex"]
 
 
 def all_targets():
     targets = [t for fig in FIGURES for t in figure_outputs(fig)]
-    targets += ["results/claims.csv", "results/tables/runtime.csv", "results/report.md"]
+    targets += [f"{RESULTS}/claims.csv", f"{TABLES}/runtime.csv", f"{RESULTS}/report.md"]
     return targets
 
 
@@ -104,39 +310,31 @@ def figure_caption(wildcards):
     fig = FIGURE_BY_STEM[f"{wildcards.paper}/{wildcards.figure}"]
     algos = {a.id: a.label for p in fig.panels for a in p.algorithms}
     panels = "; ".join(f"{p.title}: {p.dataset}, T = {p.horizon:,}" for p in fig.panels)
+    runs = sorted({runs_of(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms})
+    runs_text = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}–{runs[-1]}" if runs else f"{config['runs']}"
     return (
-        f"{fig.title}. {fig.caption} Configuration: {config['runs']} runs per line, base seed "
+        f"{fig.title}. {fig.caption} Configuration: {runs_text} runs per line, base seed "
         f"{config['base_seed']}; panels: {panels}; algorithms (id → legend): "
         + ", ".join(f"{k} → {v}" for k, v in algos.items())
         + "."
     )
 
 
-def run_chunks():
-    """Runs grouped k at a time (config cells_per_job = k), for jobs that compute several cells."""
-    k = config["cells_per_job"]
-    return [RUNS[i : i + k] for i in range(0, len(RUNS), k)]
+# --- bodies of the in-process jobs ---------------------------------------------------------------------
 
 
 def simulate_job(wildcards, input, output, params, log):
-    """Body of the in-process cell job(s) of simulate.smk: one run, or a chunk of runs."""
+    """Body of the in-process cell jobs of simulate.smk: one run, or a range of runs, of one cell."""
     from banditrepro.cell import simulate_to_file
 
+    dataset, horizon, algo = split_key(wildcards.cell)
     if "runs" in params.keys():
         jobs = zip(params.runs, output.cells, output.metas)
     else:
         jobs = [(int(wildcards.run), output.cell, output.meta)]
     lines = []
     for run, cell, meta in jobs:
-        result = simulate_to_file(
-            wildcards.algo,
-            input[0],
-            int(wildcards.horizon),
-            run,
-            params.base_seed,
-            cell,
-            meta,
-        )
+        result = simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell, meta)
         lines.append(result.describe())
     Path(log[0]).write_text("\n".join(lines) + "\n")
 
@@ -158,14 +356,18 @@ def figure_job(wildcards, output, log):
 
     stem = f"{wildcards.paper}/{wildcards.figure}"
     with _DRAW_LOCK:
-        build_figure(FIGURE_BY_STEM[stem], output.png, output.pdf, output.table, STATUS, PREPARED)
+        build_figure(
+            FIGURE_BY_STEM[stem], output.png, output.pdf, output.table, STATUS, PREPARED, root=SUMMARIES
+        )
     Path(log[0]).write_text(f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n")
 
 
 def claims_job(output, log):
     from banditrepro.claims import write_claims
 
-    lines = write_claims(FIGURES, output[0], STATUS, PREPARED)
+    lines = write_claims(
+        FIGURES, output[0], STATUS, PREPARED, tables_dir=TABLES, root=SUMMARIES
+    )
     Path(log[0]).write_text("\n".join(lines) + "\n")
 
 
@@ -179,5 +381,8 @@ def runtime_table_job(input, output, log):
 def report_job(input, output, log):
     from banditrepro.report import build_report
 
-    build_report(FIGURES, input.claims, input.runtime, output[0])
+    build_report(FIGURES, input.claims, input.runtime, output[0], tables_dir=TABLES)
     Path(log[0]).write_text(f"wrote {output[0]}\n")
+
+
+include: "progress.smk"

@@ -1,4 +1,7 @@
 # Stage 1: obtain raw files (mirrors first, checksum verified) and derive the instances.
+# Shared by every config (data/ depends on the catalog only). Paths in params are relative to the working
+# directory (`rel`), so a moved project folder is up to date; `spec` is the catalog entry a job draws
+# from, so editing a dataset's derivation or a source's checksum reruns exactly that preparation.
 
 
 rule fetch_raw:
@@ -17,7 +20,8 @@ rule fetch_raw:
         mirrors=mirror_args(),
         retries=config["download"]["retries"],
         timeout=config["download"]["timeout"],
-        catalog=_root_path(config["catalog"]),
+        catalog=rel(config["catalog"]),
+        spec=lambda wc: digest(CATALOG.sources.get(wc.source)),
     shell:
         "python -m banditrepro fetch {wildcards.source} --catalog {params.catalog} --dest {output} {params.mirrors}"
         " --retries {params.retries} --timeout {params.timeout} > {log} 2>&1"
@@ -37,7 +41,7 @@ checkpoint probe_dataset:
         mem_mb=500,
     params:
         mirrors=mirror_args(),
-        catalog=_root_path(config["catalog"]),
+        catalog=rel(config["catalog"]),
         timeout=config["download"]["timeout"],
         raw=RAW,
     shell:
@@ -61,8 +65,9 @@ rule prepare_dataset:
         runtime=10,
         mem_mb=1000,
     params:
-        catalog=_root_path(config["catalog"]),
+        catalog=rel(config["catalog"]),
         raw=RAW,
+        spec=lambda wc: dataset_spec(wc.dataset),
     shell:
         "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
         " --out {output} > {log} 2>&1"

@@ -9,22 +9,24 @@ rule figure:
         figure_inputs,
     output:
         png=report(
-            "results/figures/{paper}/{figure}.png",
+            f"{RESULTS}/figures/{{paper}}/{{figure}}.png",
             caption="../report/figure.rst",
             category="{paper}",
             labels={"paper": "{paper}", "figure": "{figure}"},
         ),
-        pdf="results/figures/{paper}/{figure}.pdf",
-        table="results/tables/{paper}/{figure}.csv",
-        markdown="results/tables/{paper}/{figure}.md",
-        latex="results/tables/{paper}/{figure}.tex",
+        pdf=f"{RESULTS}/figures/{{paper}}/{{figure}}.pdf",
+        table=f"{TABLES}/{{paper}}/{{figure}}.csv",
+        markdown=f"{TABLES}/{{paper}}/{{figure}}.md",
+        latex=f"{TABLES}/{{paper}}/{{figure}}.tex",
     log:
-        "logs/figures/{paper}/{figure}.log",
+        f"{LOGS}/figures/{{paper}}/{{figure}}.log",
     resources:
         runtime=10,
         mem_mb=1500,
     params:
         caption=figure_caption,
+        # the figure's manifest entry (not its claims) and its drawing code: an edit reruns this figure only
+        spec=lambda wc: FIGURE_DIGEST[f"{wc.paper}/{wc.figure}"],
     run:
         figure_job(wildcards, output, log)
 
@@ -33,11 +35,15 @@ rule claims:
     input:
         lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
     output:
-        report("results/claims.csv", caption="../report/claims.rst", category="Claims"),
+        report(f"{RESULTS}/claims.csv", caption="../report/claims.rst", category="Claims"),
     log:
-        "logs/claims.log",
+        f"{LOGS}/claims.log",
     resources:
         runtime=10,
         mem_mb=1000,
+    params:
+        # every claim entry of the manifest and the claim tests' code: a tolerance edit reruns this job
+        # (and the report), never a figure or a cell
+        spec=CLAIMS_DIGEST,
     run:
         claims_job(output, log)

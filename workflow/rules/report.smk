@@ -7,26 +7,33 @@ report: "../report/workflow.rst"
 rule report_md:
     input:
         lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
-        claims="results/claims.csv",
-        runtime="results/tables/runtime.csv",
-        deviations=_root_path("config/deviations.yaml"),
+        claims=f"{RESULTS}/claims.csv",
+        runtime=f"{TABLES}/runtime.csv",
     output:
-        "results/report.md",
+        f"{RESULTS}/report.md",
         # every claim with its location, interval and verdict; every deviation with its measured effect
         reproduction=report(
-            "results/reproduction.md",
+            f"{RESULTS}/reproduction.md",
             caption="../report/reproduction.rst",
             category="Claims",
         ),
     log:
-        "logs/report.log",
+        f"{LOGS}/report.log",
     resources:
         runtime=5,
         mem_mb=500,
+    params:
+        code=source_digest("report.py"),
+        # the deviations list is read in-process; its digest (not its absolute path) triggers reruns
+        deviations=file_digest("config/deviations.yaml"),
     run:
         from banditrepro.report import build_reproduction
 
         report_job(input, output, log)
         build_reproduction(
-            FIGURES, input.claims, input.deviations, output.reproduction
+            FIGURES,
+            input.claims,
+            _root_path("config/deviations.yaml"),
+            output.reproduction,
+            root=SUMMARIES,
         )

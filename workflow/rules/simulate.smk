@@ -1,54 +1,56 @@
-# Stage 2: one job per (dataset, horizon, algorithm + parameters, run) cell.
+# Stage 2: the runs of every (dataset, horizon, algorithm + parameters) cell, one file per run.
 #
-# The job runs inside the Snakemake process (`run:`; the default profile sets force-use-threads), so a
-# cell costs its simulation, not a Python start-up, numpy/numba import and kernel cache load (~1 s
-# each). Kernels release the GIL (nogil). On a cluster each job is its own process, so there
-# `cells_per_job: k` (config) makes one job compute k runs of a cell, writing the same per-run files.
+# Jobs run inside the Snakemake process (`run:`; the default profile sets force-use-threads), so a cell
+# costs its simulation, not a Python start-up, numpy/numba import and kernel cache load (~1 s each).
+# Kernels release the GIL (nogil). Snakemake itself costs ~25 ms of CPU per job, more than most runs, so
+# one job computes several runs of a cell: `cells_per_job: auto` (default) sizes the group from the
+# horizon and the kernel's ns/step (banditrepro/jobsize.py), an integer k fixes it. A job writes the same
+# per-run files either way; each run's bytes depend only on (algorithm, dataset, horizon, run, base seed).
+# Cells are named by one wildcard, `cell` = <dataset>/T<horizon>/<algorithm id>, so that each rule can be
+# restricted to exactly the cells grouped its way (one rule per run range; no two rules make one file).
 
 
-if config["cells_per_job"] == 1:
+rule simulate:
+    input:
+        lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
+    output:
+        cell=f"{CELLS}/{{cell}}/run{{run}}.npz",
+        meta=f"{CELLS}/{{cell}}/run{{run}}.json",
+    log:
+        f"{LOGS}/cells/{{cell}}/run{{run}}.log",
+    wildcard_constraints:
+        cell=one_of(SINGLE),
+    resources:
+        runtime=lambda wc: 5 + split_key(wc.cell)[1] // 200_000,
+        mem_mb=300,
+    params:
+        base_seed=config["base_seed"],
+        code=lambda wc: cell_code(split_key(wc.cell)[2]),
+    run:
+        simulate_job(wildcards, input, output, params, log)
 
-    rule simulate:
+
+for (first, last), keys in sorted(CHUNKED.items()):
+
+    rule:
+        name:
+            f"simulate_runs_{first}_{last}"
         input:
-            f"{PREPARED}/{{dataset}}.json",
+            lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
         output:
-            cell=f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{{run}}.npz",
-            meta=f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{{run}}.json",
+            cells=[f"{CELLS}/{{cell}}/run{r}.npz" for r in range(first, last + 1)],
+            metas=[f"{CELLS}/{{cell}}/run{r}.json" for r in range(first, last + 1)],
         log:
-            "logs/cells/{dataset}/T{horizon}/{algo}/run{run}.log",
+            f"{LOGS}/cells/{{cell}}/runs{first}-{last}.log",
+        wildcard_constraints:
+            cell=one_of(keys),
         resources:
-            runtime=lambda wc: 5 + int(wc.horizon) // 200_000,
+            runtime=lambda wc, input, threads, runs=last - first + 1: 5 + runs * split_key(wc.cell)[1] // 200_000,
             mem_mb=300,
         params:
             base_seed=config["base_seed"],
+            # derived from the outputs, so not recorded: regrouping runs (auto, k > 1) reruns no cell
+            runs=lambda wc, output, first=first, last=last: list(range(first, last + 1)),
+            code=lambda wc: cell_code(split_key(wc.cell)[2]),
         run:
             simulate_job(wildcards, input, output, params, log)
-
-else:
-    for chunk in run_chunks():
-
-        rule:
-            name:
-                f"simulate_runs_{chunk[0]}_{chunk[-1]}"
-            input:
-                f"{PREPARED}/{{dataset}}.json",
-            output:
-                cells=[
-                    f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{r}.npz"
-                    for r in chunk
-                ],
-                metas=[
-                    f"{CELLS}/{{dataset}}/T{{horizon}}/{{algo}}/run{r}.json"
-                    for r in chunk
-                ],
-            log:
-                f"logs/cells/{{dataset}}/T{{horizon}}/{{algo}}/runs{chunk[0]}-{chunk[-1]}.log",
-            resources:
-                runtime=lambda wc, input, threads, runs=len(chunk): 5
-                + runs * int(wc.horizon) // 200_000,
-                mem_mb=300,
-            params:
-                base_seed=config["base_seed"],
-                runs=chunk,
-            run:
-                simulate_job(wildcards, input, output, params, log)
