@@ -70,7 +70,7 @@ class Catalog:
                                  f"--raw-dir {raw_dir}  (or snakemake {path})")
             problem = checksum_mismatch(path, src.get("sha256"), src.get("git_blob"))
             if problem == "no checksum declared":
-                raise ReproError(f"{name}: raw source {rel} has no checksum in the catalog; refusing an unverified file")
+                raise ReproError(f"{name}: raw source {rel} has no checksum in the catalog; refusing it")
             if problem:
                 raise ReproError(f"checksum mismatch for raw file {path}: {problem} (catalog); "
                                  f"delete it to fetch a verified copy")
