@@ -4,6 +4,7 @@ import sys
 import numpy as np
 import pytest
 
+from banditrepro.cli import main
 from tests.conftest import SIX_RANKERS
 
 
@@ -79,3 +80,57 @@ def test_datasets_command_lists_network_needs(tmp_path):
     assert r.returncode == 0
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("yahoo30"))
     assert "needs network" in line
+
+
+# ------------------------------------------------------------------ corrupt cells (issue 11 item 4)
+def _cells(tmp_path, matrix_file, runs=3):
+    paths = []
+    for r in range(runs):
+        out = tmp_path / "cells" / f"run{r}.npz"
+        assert main(["simulate", "--algorithm", "rucb", "--matrix", str(matrix_file), "--horizon", "200",
+                     "--seed", str(r), "--out", str(out)]) == 0  # in-process: fast
+        paths.append(out)
+    return paths
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "flip", "not-a-cell"])
+def test_corrupt_cell_is_named_removed_and_regenerated(tmp_path, matrix_file, damage):
+    cells = _cells(tmp_path, matrix_file)
+    good = cells[1].read_bytes()
+    if damage == "truncate":
+        cells[1].write_bytes(good[: len(good) // 2])
+    elif damage == "garbage":
+        cells[1].write_bytes(bytes(range(256)) * 4)
+    elif damage == "empty":
+        cells[1].write_bytes(b"")
+    elif damage == "flip":  # one byte inside a compressed member: the CRC check must catch it
+        i = good.index(b"regret.npy") + 200
+        cells[1].write_bytes(good[:i] + bytes([good[i] ^ 0xFF]) + good[i + 1:])
+    else:  # a valid archive without the cell's arrays
+        np.savez(cells[1], x=np.arange(3))
+    summary = tmp_path / "s.npz"
+    r = cli("summarize", *map(str, cells), "--out", str(summary))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert f"corrupt cell {cells[1]} removed" in r.stderr and "rerun" in r.stderr
+    assert not cells[1].exists() and not summary.exists()
+    assert cells[0].exists() and cells[2].exists()  # only the bad one goes
+    # what the next run does: regenerate the missing cell (same bytes) and summarize
+    assert main(["simulate", "--algorithm", "rucb", "--matrix", str(matrix_file), "--horizon", "200",
+                 "--seed", "1", "--out", str(cells[1])]) == 0
+    assert cells[1].read_bytes() == good
+    assert main(["summarize", *map(str, cells), "--out", str(summary)]) == 0
+    from banditrepro.aggregate import load_summary
+
+    assert load_summary(summary)["runs"].tolist() == [0, 1, 2]
+
+
+def test_corrupt_summary_is_named_and_removed(tmp_path, matrix_file):
+    from banditrepro import ReproError
+    from banditrepro.aggregate import load_summary
+
+    summary = tmp_path / "s.npz"
+    assert main(["summarize", *map(str, _cells(tmp_path, matrix_file, 2)), "--out", str(summary)]) == 0
+    summary.write_bytes(summary.read_bytes()[:-100])
+    with pytest.raises(ReproError, match=f"corrupt summary {summary} removed .*rerun"):
+        load_summary(summary)
+    assert not summary.exists()

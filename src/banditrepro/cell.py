@@ -111,6 +111,37 @@ def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run:
     return result
 
 
+class CorruptFile(ReproError):
+    """A result file (cell or summary) that exists but cannot be read back; ``reason`` says why."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path, self.reason = Path(path), " ".join(reason.split())  # one line, whatever numpy says
+        super().__init__(f"{self.path}: unreadable ({self.reason})")
+
+
+_CELL_KEYS = ("grid", "run", "horizon", "base_seed", "algorithm", "instance", "params", "n_batches", "regret")
+
+
+def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if it cannot be read in full."""
+    if not Path(path).is_file():
+        raise ReproError(f"not found: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            # reading every member checks each CRC, so a truncated or bit-flipped archive fails here
+            out = {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    except Exception as exc:  # noqa: BLE001 -- whatever the bytes are, the answer is "this file is bad"
+        raise CorruptFile(path, f"{type(exc).__name__}: {exc}") from None
+    missing = [k for k in required if k not in out]
+    if missing:
+        raise CorruptFile(path, f"no {', '.join(missing)}")
+    return out
+
+
 def load_cell(path: str | Path) -> dict[str, Any]:
-    with np.load(path) as z:
-        return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    cell = load_npz(path, _CELL_KEYS)
+    grid = np.asarray(cell["grid"])
+    bad = [k for k, v in cell.items() if "regret" in k and not k.startswith("final_") and np.shape(v) != grid.shape]
+    if grid.ndim != 1 or grid.size == 0 or bad:
+        raise CorruptFile(path, f"curves {bad or ['grid']} do not match the grid")
+    return cell
