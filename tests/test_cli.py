@@ -23,7 +23,10 @@ def matrix_file(tmp_path):
     "extra, message",
     [
         (["--algorithm", "nope", "--horizon", "10"], "unknown algorithm 'nope'"),
-        (["--algorithm", "rucb", "--horizon", "0"], "--horizon must be a positive integer"),
+        (["--algorithm", "rucb", "--horizon", "0"], "argument --horizon: must be an integer in [1, 10^9], got '0'"),
+        (["--algorithm", "rucb", "--horizon", "10", "--seed", "-1"], "argument --seed: must be an integer"),
+        (["--algorithm", "rucb", "--horizon", "10", "--param", "B_offset=1"], "unknown parameter 'B_offset'"),
+        (["--algorithm", "c2b", "--horizon", "10", "--param", "B_offset=" + "9" * 30], "64-bit integer"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "beta=2"], "unknown parameter 'beta'"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "alpha=-1"], "alpha must be > 0"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "alpha"], "key=value"),
@@ -47,9 +50,15 @@ def test_bad_matrix_file(tmp_path, content, message):
 
 
 def test_missing_dataset_names_the_fix(tmp_path):
-    r = cli("simulate", "--algorithm", "rucb", "--dataset", "sushi16", "--horizon", "5",
+    from pathlib import Path
+
+    catalog = str(Path(__file__).resolve().parents[1] / "config" / "datasets.yaml")
+    r = cli("simulate", "--algorithm", "rucb", "--dataset", "sushi16", "--horizon", "5", "--catalog", catalog,
             "--prepared-dir", str(tmp_path), "--out", str(tmp_path / "c.npz"))
-    assert r.returncode == 2 and "not prepared" in r.stderr
+    assert r.returncode == 2 and "not prepared" in r.stderr and "banditrepro prepare sushi16" in r.stderr
+    r = cli("simulate", "--algorithm", "rucb", "--dataset", "nosuch", "--horizon", "5", "--catalog", catalog,
+            "--prepared-dir", str(tmp_path), "--out", str(tmp_path / "c.npz"))
+    assert r.returncode == 2 and "unknown dataset 'nosuch' (known: six-rankers" in r.stderr
 
 
 def test_simulate_writes_identical_bytes_for_the_same_cell(tmp_path, matrix_file):

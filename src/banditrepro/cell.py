@@ -18,6 +18,7 @@ import numpy as np
 from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
+from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator
 
@@ -73,8 +74,10 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
     spec = algorithms.get(algorithm)
     resolved = spec.resolve(params)
     spec.check_instance(instance)
-    if int(horizon) != horizon or horizon < 1:
-        raise ReproError(f"horizon must be a positive integer, got {horizon}")
+    if int(horizon) != horizon or not 1 <= horizon <= MAX_HORIZON:
+        raise ReproError(f"horizon must be an integer in [1, {MAX_HORIZON_TEXT}], got {horizon}")
+    if not (0 <= run <= MAX_SEED and 0 <= base_seed <= MAX_SEED):
+        raise ReproError(f"run index and base seed must be integers in [0, 2^63 - 1], got {run}, {base_seed}")
     horizon = int(horizon)
     grid = regret_grid(horizon)
     metrics, tab = regret_table(instance)

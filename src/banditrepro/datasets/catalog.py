@@ -139,8 +139,14 @@ def load_catalog(path: str | Path) -> Catalog:
     path = Path(path)
     if not path.exists():
         raise ReproError(f"dataset catalog not found: {path}")
-    doc = yaml.safe_load(path.read_text())
-    return Catalog(sources=doc.get("sources", {}), datasets=doc.get("datasets", {}))
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # a folder, unreadable, not UTF-8, not YAML
+        raise ReproError(f"dataset catalog {path}: cannot read it ({' '.join(str(exc).split())[:200]})") from None
+    parts = [doc.get(k, {}) if isinstance(doc, dict) else None for k in ("sources", "datasets")]
+    if not all(isinstance(p, dict) and all(isinstance(v, dict) for v in p.values()) for p in parts):
+        raise ReproError(f"dataset catalog {path}: expected mappings 'sources' and 'datasets' of entries")
+    return Catalog(sources=parts[0], datasets=parts[1])
 
 
 def load_prepared(path: str | Path):
