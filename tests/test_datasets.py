@@ -226,3 +226,21 @@ def test_unreadable_prepared_file_is_named(tmp_path, content):
     (tmp_path / "d.json").write_bytes(content)
     with pytest.raises(ReproError, match="d.json"):
         load_prepared(tmp_path / "d.json")
+
+
+@needs_mirror
+def test_fetch_command_skips_a_mirror_with_a_tampered_copy(tmp_path, capsys):
+    """Two mirror folders: the first holds a consistently edited pref_arxiv.txt, the second the real one."""
+    from banditrepro.cli import main
+
+    rel = "six-rankers/pref_arxiv.txt"
+    bad = tmp_path / "bad-mirror" / rel
+    bad.parent.mkdir(parents=True)
+    bad.write_text((MIRROR / rel).read_text().replace("0.50 0.55 ", "0.50 0.57 ", 1))
+    dest = tmp_path / "raw" / rel
+    argv = ["fetch", rel, "--catalog", str(CATALOG), "--dest", str(dest), "--mirror", str(tmp_path / "bad-mirror"),
+            "--mirror", str(MIRROR), "--retries", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "checksum mismatch" in out and f"verified, from {MIRROR / rel}" in out
+    assert dest.read_bytes() == (MIRROR / rel).read_bytes()
