@@ -140,6 +140,31 @@ def test_simulate_with_random_arguments(sandbox, data):
             assert Path(out).suffix == ".npz" and Path(out).with_suffix(".json").is_file()
 
 
+@SETTINGS
+@given(data=st.data())
+def test_every_algorithm_parameter_is_a_value_or_a_one_line_error(data):
+    """Parameters of all algorithms (not only the two that run above): coerced within bounds, or refused."""
+    from banditrepro import algorithms
+
+    name = data.draw(st.sampled_from(algorithms.names()), "algorithm")
+    spec = algorithms.get(name)
+    keys = [p.name for p in spec.params]
+    given_params = data.draw(st.dictionaries(st.sampled_from(keys) | junk if keys else junk, param_values,
+                                             max_size=3), "params")
+    try:
+        resolved = spec.resolve(given_params)
+    except ReproError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(name)
+        return
+    for p in spec.params:
+        v = resolved[p.name]
+        if v is None or p.kind not in ("int", "float"):
+            continue
+        assert math.isfinite(v) and (p.kind == "float" or -(2**63) <= v < 2**63)
+        assert p.low is None or v > p.low or (v == p.low and not p.low_open)
+        assert p.high is None or v < p.high or (v == p.high and not p.high_open)
+
+
 # ----------------------------------------------------------------------------- the CLI: every other command
 OPTIONS = {
     "datasets": ["--catalog", "--raw-dir", "--prepared-dir", "--mirror", "--retries", "--timeout"],
