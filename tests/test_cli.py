@@ -4,6 +4,7 @@ import sys
 import numpy as np
 import pytest
 
+from banditrepro.cli import main
 from tests.conftest import SIX_RANKERS
 
 
@@ -22,7 +23,10 @@ def matrix_file(tmp_path):
     "extra, message",
     [
         (["--algorithm", "nope", "--horizon", "10"], "unknown algorithm 'nope'"),
-        (["--algorithm", "rucb", "--horizon", "0"], "--horizon must be a positive integer"),
+        (["--algorithm", "rucb", "--horizon", "0"], "argument --horizon: must be an integer in [1, 10^9], got '0'"),
+        (["--algorithm", "rucb", "--horizon", "10", "--seed", "-1"], "argument --seed: must be an integer"),
+        (["--algorithm", "rucb", "--horizon", "10", "--param", "B_offset=1"], "unknown parameter 'B_offset'"),
+        (["--algorithm", "c2b", "--horizon", "10", "--param", "B_offset=" + "9" * 30], "64-bit integer"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "beta=2"], "unknown parameter 'beta'"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "alpha=-1"], "alpha must be > 0"),
         (["--algorithm", "rucb", "--horizon", "10", "--param", "alpha"], "key=value"),
@@ -46,9 +50,15 @@ def test_bad_matrix_file(tmp_path, content, message):
 
 
 def test_missing_dataset_names_the_fix(tmp_path):
-    r = cli("simulate", "--algorithm", "rucb", "--dataset", "sushi16", "--horizon", "5",
+    from pathlib import Path
+
+    catalog = str(Path(__file__).resolve().parents[1] / "config" / "datasets.yaml")
+    r = cli("simulate", "--algorithm", "rucb", "--dataset", "sushi16", "--horizon", "5", "--catalog", catalog,
             "--prepared-dir", str(tmp_path), "--out", str(tmp_path / "c.npz"))
-    assert r.returncode == 2 and "not prepared" in r.stderr
+    assert r.returncode == 2 and "not prepared" in r.stderr and "banditrepro prepare sushi16" in r.stderr
+    r = cli("simulate", "--algorithm", "rucb", "--dataset", "nosuch", "--horizon", "5", "--catalog", catalog,
+            "--prepared-dir", str(tmp_path), "--out", str(tmp_path / "c.npz"))
+    assert r.returncode == 2 and "unknown dataset 'nosuch' (known: six-rankers" in r.stderr
 
 
 def test_simulate_writes_identical_bytes_for_the_same_cell(tmp_path, matrix_file):
@@ -79,3 +89,57 @@ def test_datasets_command_lists_network_needs(tmp_path):
     assert r.returncode == 0
     line = next(ln for ln in r.stdout.splitlines() if ln.startswith("yahoo30"))
     assert "needs network" in line
+
+
+# ------------------------------------------------------------------ corrupt cells (issue 11 item 4)
+def _cells(tmp_path, matrix_file, runs=3):
+    paths = []
+    for r in range(runs):
+        out = tmp_path / "cells" / f"run{r}.npz"
+        assert main(["simulate", "--algorithm", "rucb", "--matrix", str(matrix_file), "--horizon", "200",
+                     "--seed", str(r), "--out", str(out)]) == 0  # in-process: fast
+        paths.append(out)
+    return paths
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "flip", "not-a-cell"])
+def test_corrupt_cell_is_named_removed_and_regenerated(tmp_path, matrix_file, damage):
+    cells = _cells(tmp_path, matrix_file)
+    good = cells[1].read_bytes()
+    if damage == "truncate":
+        cells[1].write_bytes(good[: len(good) // 2])
+    elif damage == "garbage":
+        cells[1].write_bytes(bytes(range(256)) * 4)
+    elif damage == "empty":
+        cells[1].write_bytes(b"")
+    elif damage == "flip":  # one byte inside a compressed member: the CRC check must catch it
+        i = good.index(b"regret.npy") + 200
+        cells[1].write_bytes(good[:i] + bytes([good[i] ^ 0xFF]) + good[i + 1:])
+    else:  # a valid archive without the cell's arrays
+        np.savez(cells[1], x=np.arange(3))
+    summary = tmp_path / "s.npz"
+    r = cli("summarize", *map(str, cells), "--out", str(summary))
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert f"corrupt cell {cells[1]} removed" in r.stderr and "rerun" in r.stderr
+    assert not cells[1].exists() and not summary.exists()
+    assert cells[0].exists() and cells[2].exists()  # only the bad one goes
+    # what the next run does: regenerate the missing cell (same bytes) and summarize
+    assert main(["simulate", "--algorithm", "rucb", "--matrix", str(matrix_file), "--horizon", "200",
+                 "--seed", "1", "--out", str(cells[1])]) == 0
+    assert cells[1].read_bytes() == good
+    assert main(["summarize", *map(str, cells), "--out", str(summary)]) == 0
+    from banditrepro.aggregate import load_summary
+
+    assert load_summary(summary)["runs"].tolist() == [0, 1, 2]
+
+
+def test_corrupt_summary_is_named_and_removed(tmp_path, matrix_file):
+    from banditrepro import ReproError
+    from banditrepro.aggregate import load_summary
+
+    summary = tmp_path / "s.npz"
+    assert main(["summarize", *map(str, _cells(tmp_path, matrix_file, 2)), "--out", str(summary)]) == 0
+    summary.write_bytes(summary.read_bytes()[:-100])
+    with pytest.raises(ReproError, match=f"corrupt summary {summary} removed .*rerun"):
+        load_summary(summary)
+    assert not summary.exists()

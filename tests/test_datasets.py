@@ -83,6 +83,35 @@ def test_checksum_failure_leaves_no_file(tmp_path):
     assert not dest.exists() and not list(dest.parent.glob("*.part"))
 
 
+def test_corrupt_copy_in_one_mirror_falls_through_to_the_next(tmp_path):
+    good, sha = _source(tmp_path, b"0.5 0.6\n0.4 0.5\n")
+    bad = tmp_path / "bad"
+    (bad / "x").mkdir(parents=True)
+    (bad / "x" / "f.txt").write_bytes(b"0.5 0.7\n0.3 0.5\n")  # consistent but not the declared file
+    dest = tmp_path / "raw" / "x" / "f.txt"
+    logged = []
+    where = fetch("x/f.txt", dest, url=None, sha256=sha, mirrors=[str(bad), str(good)], log=logged.append)
+    assert where == str(good / "x" / "f.txt") and dest.read_bytes() == b"0.5 0.6\n0.4 0.5\n"
+    assert len(logged) == 1 and "checksum mismatch" in logged[0] and str(bad) in logged[0]
+    # both bad: one error naming every source tried, both hashes, and no file left behind
+    dest.unlink()
+    with pytest.raises(ReproError, match=r"cannot obtain x/f.txt: .*bad.*sha256 [0-9a-f]{64}, expected " + sha):
+        fetch("x/f.txt", dest, url=None, sha256=sha, mirrors=[str(bad), str(bad)], log=logged.append)
+    assert not dest.exists() and not list(dest.parent.glob(".*part"))
+
+
+def test_corrupt_mirror_falls_through_to_the_upstream_url(tmp_path):
+    bad = tmp_path / "bad"
+    (bad / "x").mkdir(parents=True)
+    (bad / "x" / "f.txt").write_bytes(b"tampered\n")
+    upstream = tmp_path / "upstream.txt"
+    upstream.write_bytes(b"genuine\n")
+    dest = tmp_path / "raw" / "x" / "f.txt"
+    where = fetch("x/f.txt", dest, url=upstream.as_uri(), sha256=hashlib.sha256(b"genuine\n").hexdigest(),
+                  mirrors=[str(bad)], retries=1, log=lambda _: None)
+    assert where == upstream.as_uri() and dest.read_bytes() == b"genuine\n"
+
+
 def test_offline_without_mirror_is_a_clear_error(tmp_path):
     dest = tmp_path / "raw" / "f.txt"
     with pytest.raises(ReproError, match="cannot obtain x/f.txt"):
@@ -154,3 +183,64 @@ def test_yelp_falls_back_to_labelled_substitute(tmp_path):
     (prep / "sushi16.json").write_text(json.dumps({"matrix": P.tolist(), "labels": ["a", "b"]}))
     rec = cat.prepare("yelp", tmp_path, prep)
     assert rec["substitute"] is True and "substitute for Yelp" in rec["substitute_label"]
+
+
+# ------------------------------------------------------------- raw files are re-verified by prepare
+@needs_mirror
+def test_prepare_refuses_a_consistently_edited_raw_file(tmp_path):
+    """Issue 11 item 3: p01 0.55 -> 0.57 and p10 0.45 -> 0.43 still parse as a valid matrix."""
+    import subprocess
+    import sys
+
+    raw = tmp_path / "raw"
+    cat = load_catalog(CATALOG)
+    cat.fetch("six-rankers/pref_arxiv.txt", raw, [str(MIRROR)])
+    args = [sys.executable, "-m", "banditrepro", "prepare", "six-rankers", "--catalog", str(CATALOG),
+            "--raw-dir", str(raw), "--prepared-dir", str(tmp_path / "prep")]
+    assert subprocess.run(args, capture_output=True, text=True).returncode == 0
+    path = raw / "six-rankers" / "pref_arxiv.txt"
+    lines = path.read_text().splitlines(keepends=True)
+    assert lines[0].startswith("0.50 0.55 ") and lines[1].startswith("0.45 0.50 ")
+    lines[0] = lines[0].replace("0.50 0.55 ", "0.50 0.57 ", 1)
+    lines[1] = lines[1].replace("0.45 0.50 ", "0.43 0.50 ", 1)
+    path.write_text("".join(lines))
+    from banditrepro.instances import load_matrix_text
+
+    assert load_matrix_text(path).P[0, 1] == 0.57  # still a valid preference matrix: only the hash tells
+    r = subprocess.run(args, capture_output=True, text=True)
+    expected = cat.sources["six-rankers/pref_arxiv.txt"]["sha256"]
+    actual = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+    assert "checksum" in r.stderr and str(path) in r.stderr and expected in r.stderr and actual in r.stderr
+
+
+def test_prepare_names_a_missing_raw_file(tmp_path):
+    with pytest.raises(ReproError, match="raw file .*pref_arxiv.txt missing; run: banditrepro fetch"):
+        load_catalog(CATALOG).prepare("six-rankers", tmp_path / "raw", tmp_path / "prep")
+    assert not (tmp_path / "prep" / "six-rankers.json").exists()
+
+
+@pytest.mark.parametrize("content", [b"{", b"\xff\xfe", b'{"kind": "duel"}', b'{"kind": "duel", "matrix": "x", '
+                                     b'"labels": [], "name": "n"}'])
+def test_unreadable_prepared_file_is_named(tmp_path, content):
+    (tmp_path / "d.json").write_bytes(content)
+    with pytest.raises(ReproError, match="d.json"):
+        load_prepared(tmp_path / "d.json")
+
+
+@needs_mirror
+def test_fetch_command_skips_a_mirror_with_a_tampered_copy(tmp_path, capsys):
+    """Two mirror folders: the first holds a consistently edited pref_arxiv.txt, the second the real one."""
+    from banditrepro.cli import main
+
+    rel = "six-rankers/pref_arxiv.txt"
+    bad = tmp_path / "bad-mirror" / rel
+    bad.parent.mkdir(parents=True)
+    bad.write_text((MIRROR / rel).read_text().replace("0.50 0.55 ", "0.50 0.57 ", 1))
+    dest = tmp_path / "raw" / rel
+    argv = ["fetch", rel, "--catalog", str(CATALOG), "--dest", str(dest), "--mirror", str(tmp_path / "bad-mirror"),
+            "--mirror", str(MIRROR), "--retries", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "checksum mismatch" in out and f"verified, from {MIRROR / rel}" in out
+    assert dest.read_bytes() == (MIRROR / rel).read_bytes()

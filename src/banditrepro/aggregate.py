@@ -9,7 +9,7 @@ import numpy as np
 
 from banditrepro import ReproError
 from banditrepro.atomic import write_npz
-from banditrepro.cell import load_cell
+from banditrepro.cell import CorruptFile, load_cell, load_npz
 
 # numpy's npz loader returns metric curves under their metric names; these keys are bookkeeping
 _META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "instance", "params"}
@@ -22,10 +22,27 @@ def t_quantile(n: int) -> float:
     return float(stdtrit(n - 1, 0.975)) if n > 1 else 0.0
 
 
+def _load_or_remove(load, path, what: str):
+    """Load a result file; a corrupt one is deleted (so the next run regenerates it) and named in one line.
+
+    Cells and summaries are workflow outputs: a missing one is simply rebuilt by the next
+    ``snakemake`` run, whereas a present-but-corrupt one would stop every run that reads it.
+    """
+    try:
+        return load(path)
+    except CorruptFile as exc:
+        try:
+            Path(path).unlink()
+        except OSError as err:
+            raise ReproError(f"corrupt {what} {path} ({exc.reason}); could not remove it ({err.strerror}): "
+                             f"delete it and rerun snakemake to regenerate it") from None
+        raise ReproError(f"corrupt {what} {path} removed ({exc.reason}); rerun snakemake to regenerate it") from None
+
+
 def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
     if not cell_paths:
         raise ReproError("summarize: no cell files given")
-    cells = [load_cell(p) for p in cell_paths]
+    cells = [_load_or_remove(load_cell, p, "cell") for p in cell_paths]
     first = cells[0]
     for c, p in zip(cells, cell_paths):
         for key in ("algorithm", "instance", "horizon", "params"):
@@ -74,8 +91,7 @@ def write_summary(cell_paths, out_path) -> None:
 def load_summary(path: str | Path) -> dict[str, np.ndarray]:
     if not Path(path).exists():
         raise ReproError(f"summary not found: {path}")
-    with np.load(path) as z:
-        return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    return _load_or_remove(lambda p: load_npz(p, ("grid", "runs", "n_runs", "horizon")), path, "summary")
 
 
 def final_stats(summary: dict, metric: str) -> dict[str, float]:

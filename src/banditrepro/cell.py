@@ -18,6 +18,7 @@ import numpy as np
 from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
+from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator, instance_seed_sequence
 
@@ -81,8 +82,10 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
         # recorded: the utilities (they determine the matrix) and the top gap p_12 − 1/2 = (u_1 − u_2)/2
         drawn = {"instance_utilities": u, "instance_top_gap": np.float64(instance.P[0, 1] - 0.5)}
     spec.check_instance(instance)
-    if int(horizon) != horizon or horizon < 1:
-        raise ReproError(f"horizon must be a positive integer, got {horizon}")
+    if int(horizon) != horizon or not 1 <= horizon <= MAX_HORIZON:
+        raise ReproError(f"horizon must be an integer in [1, {MAX_HORIZON_TEXT}], got {horizon}")
+    if not (0 <= run <= MAX_SEED and 0 <= base_seed <= MAX_SEED):
+        raise ReproError(f"run index and base seed must be integers in [0, 2^63 - 1], got {run}, {base_seed}")
     horizon = int(horizon)
     grid = regret_grid(horizon)
     metrics, tab = regret_table(instance)
@@ -119,6 +122,37 @@ def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run:
     return result
 
 
+class CorruptFile(ReproError):
+    """A result file (cell or summary) that exists but cannot be read back; ``reason`` says why."""
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path, self.reason = Path(path), " ".join(reason.split())  # one line, whatever numpy says
+        super().__init__(f"{self.path}: unreadable ({self.reason})")
+
+
+_CELL_KEYS = ("grid", "run", "horizon", "base_seed", "algorithm", "instance", "params", "n_batches", "regret")
+
+
+def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if it cannot be read in full."""
+    if not Path(path).is_file():
+        raise ReproError(f"not found: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            # reading every member checks each CRC, so a truncated or bit-flipped archive fails here
+            out = {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    except Exception as exc:  # noqa: BLE001 -- whatever the bytes are, the answer is "this file is bad"
+        raise CorruptFile(path, f"{type(exc).__name__}: {exc}") from None
+    missing = [k for k in required if k not in out]
+    if missing:
+        raise CorruptFile(path, f"no {', '.join(missing)}")
+    return out
+
+
 def load_cell(path: str | Path) -> dict[str, Any]:
-    with np.load(path) as z:
-        return {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+    cell = load_npz(path, _CELL_KEYS)
+    grid = np.asarray(cell["grid"])
+    bad = [k for k, v in cell.items() if "regret" in k and not k.startswith("final_") and np.shape(v) != grid.shape]
+    if grid.ndim != 1 or grid.size == 0 or bad:
+        raise CorruptFile(path, f"curves {bad or ['grid']} do not match the grid")
+    return cell

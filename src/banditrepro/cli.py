@@ -1,18 +1,83 @@
 """Command line: ``banditrepro <command>`` (also ``python -m banditrepro``).
 
-Bad input exits with status 2 and one line on stderr naming the problem; no traceback.
+Bad input exits with status 2 and one line on stderr naming the argument and the bad value; no
+traceback, and no output file (outputs are written atomically, after every input has been checked).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 
 DEFAULT_CATALOG = "config/datasets.yaml"
 DEFAULT_PREPARED = "data/prepared"
+_DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a file stem, never a path
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (argparse prints the whole usage block first)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())
+
+
+def _integer(lo: int, hi: int, hi_text: str | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi_text or hi}], got {text!r}")
+        return value
+
+    return parse
+
+
+def _positive_float(hi: float):
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not 0 < value <= hi:  # also rejects nan
+            raise argparse.ArgumentTypeError(f"must be a number in (0, {hi:g}], got {text!r}")
+        return value
+
+    return parse
+
+
+def _output(*suffixes: str):
+    """An output file path: not an existing folder, its parent not a file, with one of ``suffixes``."""
+
+    def parse(text: str) -> str:
+        path = Path(text)
+        if not text or path.is_dir() or text.endswith(("/", "\\")):
+            raise argparse.ArgumentTypeError(f"expected a file path, got the folder {text!r}")
+        if suffixes and path.suffix not in suffixes:
+            raise argparse.ArgumentTypeError(f"expected a {' or '.join(suffixes)} file, got {text!r}")
+        for parent in path.parents:
+            if parent.exists():
+                if not parent.is_dir():
+                    raise argparse.ArgumentTypeError(f"{str(parent)!r} is not a folder, in {text!r}")
+                break
+        return text
+
+    return parse
+
+
+_SEED = _integer(0, MAX_SEED, "2^63-1")
+_HORIZON = _integer(1, MAX_HORIZON, MAX_HORIZON_TEXT)
 
 
 def _params(pairs: list[str]) -> dict[str, str]:
@@ -28,20 +93,35 @@ def _params(pairs: list[str]) -> dict[str, str]:
 def _instance(args):
     from banditrepro.instances import BernoulliArms, load_matrix_text
 
-    if args.matrix:
-        return load_matrix_text(args.matrix)
-    if args.means:
-        try:
-            means = [float(x) for x in args.means.split(",")]
-        except ValueError:
-            raise ReproError(f"--means expects comma-separated numbers, got {args.means!r}") from None
-        return BernoulliArms(means, name="means")
-    from banditrepro.datasets.catalog import load_prepared
+    try:
+        if args.matrix is not None:
+            return load_matrix_text(args.matrix)
+        if args.means is not None:
+            try:
+                means = [float(x) for x in args.means.split(",")]
+            except ValueError:
+                raise ReproError(f"expects comma-separated numbers, got {args.means!r}") from None
+            return BernoulliArms(means, name="means")
+    except ReproError as exc:
+        raise ReproError(f"--{'matrix' if args.matrix is not None else 'means'}: {exc}") from None
+    return _prepared_dataset(args.dataset, args.prepared_dir, args.catalog)
 
-    path = Path(args.prepared_dir) / f"{args.dataset}.json"
-    if not path.exists():
-        raise ReproError(f"dataset {args.dataset!r} is not prepared ({path} missing); "
-                         f"run: snakemake {path}  or  banditrepro prepare {args.dataset}")
+
+def _prepared_dataset(name: str, prepared_dir: str, catalog: str):
+    """The prepared instance ``name``; "unknown dataset" if the catalog does not declare it."""
+    from banditrepro.datasets.catalog import load_catalog, load_prepared
+
+    known = load_catalog(catalog).datasets if Path(catalog).is_file() else None
+    path = Path(prepared_dir) / f"{name}.json"
+    if not _DATASET_NAME.fullmatch(name) or (known is not None and name not in known and not path.is_file()):
+        listed = f" (known: {', '.join(known)})" if known else ""
+        raise ReproError(f"--dataset: unknown dataset {name!r}{listed}")
+    if not path.is_file() and known is None:
+        raise ReproError(f"--dataset: unknown dataset {name!r}: {path} does not exist and there is no catalog "
+                         f"at {catalog} to prepare it from (--catalog)")
+    if not path.is_file():
+        raise ReproError(f"--dataset: dataset {name!r} is not prepared ({path} missing); "
+                         f"run: snakemake {path}  or  banditrepro prepare {name}")
     return load_prepared(path)
 
 
@@ -52,11 +132,12 @@ def cmd_simulate(args) -> int:
     # NAME or a canonical id NAME+key=value+…; unknown names and keys fail before any data is read
     name, params = parse_algorithm_id(args.algorithm)
     params.update(_params(args.param))
-    if args.horizon <= 0:
-        raise ReproError(f"--horizon must be a positive integer, got {args.horizon}")
+    sidecar = Path(args.out).with_suffix(".json")
+    if sidecar.is_dir():
+        raise ReproError(f"--out: the cell's sidecar {str(sidecar)!r} is an existing folder")
     instance = _instance(args)
     result = run_cell(name, params, instance, args.horizon, args.seed, args.base_seed)
-    write_cell(result, args.out)
+    write_cell(result, args.out, sidecar)
     print(result.describe())
     return 0
 
@@ -172,7 +253,7 @@ def cmd_report(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="banditrepro", description=__doc__.splitlines()[0])
+    p = _Parser(prog="banditrepro", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
 
     def data_opts(sp, mirrors=True):
@@ -182,8 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
         if mirrors:
             sp.add_argument("--mirror", action="append", default=None,
                             help="mirror folder or URL, tried in order (default ../shared/data)")
-            sp.add_argument("--retries", type=int, default=3)
-            sp.add_argument("--timeout", type=float, default=60.0)
+            sp.add_argument("--retries", type=_integer(1, 100), default=3, help="attempts per URL (1-100)")
+            sp.add_argument("--timeout", type=_positive_float(86400), default=60.0, help="seconds per attempt")
 
     s = sub.add_parser("simulate", help="run one cell (algorithm, instance, horizon, seed) into an .npz")
     s.add_argument("--algorithm", required=True)
@@ -192,11 +273,14 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--dataset", help="prepared dataset name")
     src.add_argument("--matrix", help="whitespace-separated K×K preference matrix file")
     src.add_argument("--means", help="comma-separated Bernoulli means")
-    s.add_argument("--horizon", type=int, required=True)
-    s.add_argument("--seed", type=int, default=0, help="run index (the cell's seed key)")
-    s.add_argument("--base-seed", type=int, default=20240601)
-    s.add_argument("--out", required=True)
+    s.add_argument("--horizon", type=_HORIZON, required=True,
+                   help=f"time steps T, 1 <= T <= {MAX_HORIZON_TEXT} (100x the papers' largest, 10^7)")
+    s.add_argument("--seed", type=_SEED, default=0, help="run index (the cell's seed key), 0 <= seed < 2^63")
+    s.add_argument("--base-seed", type=_SEED, default=20240601, help="root seed, 0 <= base seed < 2^63")
+    s.add_argument("--out", type=_output(".npz"), required=True,
+                   help="the cell file (.npz; wall time and versions go to the .json beside it)")
     s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
+    s.add_argument("--catalog", default=DEFAULT_CATALOG, help="dataset catalog, to tell unknown datasets")
     s.set_defaults(func=cmd_simulate)
 
     s = sub.add_parser("datasets", help="list known datasets and whether each is prepared / needs the network")
@@ -205,70 +289,77 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("fetch", help="obtain one raw file (mirrors first), verify its checksum")
     s.add_argument("source", help="relative path of the raw file, e.g. mslr/MSLR-Nabigational.txt")
-    s.add_argument("--dest", help="where to put it (default: <raw-dir>/<source>)")
+    s.add_argument("--dest", type=_output(), help="where to put it (default: <raw-dir>/<source>)")
     data_opts(s)
     s.set_defaults(func=cmd_fetch)
 
     s = sub.add_parser("probe", help="try to obtain an optional dataset's raw files; write a status JSON")
     s.add_argument("dataset")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", type=_output(".json"), required=True)
     data_opts(s)
     s.set_defaults(func=cmd_probe)
 
     s = sub.add_parser("prepare", help="derive a dataset from its raw files into data/prepared/<name>.json")
     s.add_argument("dataset")
-    s.add_argument("--out", help="the prepared file (default: <prepared-dir>/<dataset>.json)")
+    s.add_argument("--out", type=_output(".json"), help="the prepared file (default: <prepared-dir>/<dataset>.json)")
     data_opts(s, mirrors=False)
     s.set_defaults(func=cmd_prepare)
     def manifest_opts(sp):
         sp.add_argument("--manifest", default="config/figures")
         sp.add_argument("--papers", nargs="+", default=None)
-        sp.add_argument("--max-horizon", type=int, default=None)
+        sp.add_argument("--max-horizon", type=_HORIZON, default=None, help="cap every horizon of the manifest")
         sp.add_argument("--status-dir", default="data/status")
 
     s = sub.add_parser("summarize", help="runs of one cell -> summary (mean, se, 95 %% CI)")
     s.add_argument("cells", nargs="+")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", type=_output(".npz"), required=True)
     s.set_defaults(func=cmd_summarize)
 
     s = sub.add_parser("runtime-table", help="kernel wall time per cell from summaries")
     s.add_argument("summaries", nargs="+")
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_runtime_table)
 
     s = sub.add_parser("figure", help="draw one manifest figure (PAPER/FIGURE) and write its table")
     s.add_argument("stem")
     manifest_opts(s)
     s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
-    s.add_argument("--png", required=True)
-    s.add_argument("--pdf", required=True)
-    s.add_argument("--table", required=True)
+    s.add_argument("--png", type=_output(".png"), required=True)
+    s.add_argument("--pdf", type=_output(".pdf"), required=True)
+    s.add_argument("--table", type=_output(".csv"), required=True, help="the .csv (.md and .tex beside it)")
     s.set_defaults(func=cmd_figure)
 
     s = sub.add_parser("claims", help="check every claim of the manifest against the figure tables")
     manifest_opts(s)
     s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
 
     s = sub.add_parser("report", help="Markdown report of figures, tables and claims")
     manifest_opts(s)
     s.add_argument("--claims", required=True)
     s.add_argument("--runtime", required=True)
-    s.add_argument("--out", required=True)
+    s.add_argument("--out", type=_output(".md"), required=True)
     s.set_defaults(func=cmd_report)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Every error a user can cause ends here, as one line on stderr and exit status 2."""
     args = build_parser().parse_args(argv)
     if getattr(args, "mirror", "absent") is None:
         args.mirror = ["../shared/data"]
     try:
         return args.func(args)
     except ReproError as exc:
-        print(f"banditrepro: error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, PermissionError) as exc:
-        print(f"banditrepro: error: {exc.strerror}: {exc.filename}", file=sys.stderr)
-        return 2
+        message = str(exc)
+    except OSError as exc:  # a path the user gave: missing, a folder, unreadable, disk full …
+        where = f": {exc.filename}" if exc.filename else ""
+        message = f"{exc.strerror or exc}{where}"
+    except MemoryError:
+        message = "out of memory (is the instance or the horizon too large?)"
+    except KeyboardInterrupt:
+        print("banditrepro: interrupted; no output written for the unfinished step", file=sys.stderr)
+        return 130
+    print(f"banditrepro: error: {_one_line(message)}", file=sys.stderr)
+    return 2

@@ -152,17 +152,46 @@ def validate_preference_matrix(P: np.ndarray, name: str = "matrix", require_cond
 
 
 def load_matrix_text(path: str | Path, name: str | None = None) -> PreferenceMatrix:
-    """Read a whitespace-separated K×K text matrix (what ``numpy.savetxt`` writes)."""
+    """Read a whitespace-separated K×K text matrix (what ``numpy.savetxt`` writes; ``#`` starts a comment line).
+
+    Whatever the file holds, the outcome is a validated matrix or a one-line ``ReproError`` naming the file.
+    """
     path = Path(path)
-    name = name or path.stem
+    # the name keys the random stream (UTF-8 bytes): a file name that is not valid UTF-8 gets U+FFFD
+    name = name or path.stem.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not path.exists():
         raise ReproError(f"{name}: matrix file not found: {path}")
-    rows = [ln.split() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    if not path.is_file():
+        raise ReproError(f"{name}: matrix file {path} is not a regular file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ReproError(f"{name}: cannot read matrix file {path} ({exc.strerror})") from None
+    try:
+        if b"\0" in data:
+            raise UnicodeError
+        text = data.decode("utf-8")
+    except UnicodeError:
+        raise ReproError(f"{name}: {path} is not a text matrix (binary content)") from None
+    rows = [ln.split() for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        raise ReproError(f"{name}: matrix file {path} has no rows")
     widths = {len(r) for r in rows}
     if len(widths) != 1:
-        raise ReproError(f"{name}: ragged matrix file {path} (row lengths {sorted(widths)})")
+        raise ReproError(f"{name}: ragged matrix file {path} (row lengths {sorted(widths)[:5]})")
+    if len(rows) != len(rows[0]):
+        raise ReproError(f"{name}: preference matrix in {path} must be square, got {len(rows)}×{len(rows[0])}")
     try:
-        P = np.array(rows, dtype=np.float64)
-    except ValueError as exc:
-        raise ReproError(f"{name}: non-numeric entry in {path}: {exc}") from None
+        P = np.array([[float(x) for x in r] for r in rows], dtype=np.float64)
+    except ValueError:
+        bad = next(x for r in rows for x in r if not _is_number(x))
+        raise ReproError(f"{name}: non-numeric entry {bad[:40]!r} in {path}") from None
     return PreferenceMatrix(P, name=name)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False

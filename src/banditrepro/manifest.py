@@ -92,7 +92,12 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
     files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
     doc = {}
     for f in files:  # one file per paper; a paper key may appear in one file only
-        part = yaml.safe_load(f.read_text()) or {}
+        try:
+            part = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yaml.YAMLError) as exc:  # unreadable, not UTF-8, not YAML
+            raise ReproError(f"figure manifest {f}: cannot read it ({' '.join(str(exc).split())[:200]})") from None
+        if not isinstance(part, dict):
+            raise ReproError(f"figure manifest {f}: expected a mapping of papers, got {type(part).__name__}")
         for paper in part:
             if paper in doc:
                 raise ReproError(f"figure manifest: paper {paper!r} defined twice ({f.name})")

@@ -57,11 +57,21 @@ def unavailable(ax, title: str, reason: str):
     ax.set_yticks([])
 
 
+def _wrap_title(fig) -> None:
+    """Let the figure title wrap at the figure's edges: a long title on a one-panel figure (4.2 in wide)
+    was clipped on both sides, since a layout engine moves axes but never shortens text."""
+    title = fig.get_suptitle()
+    for text in fig.texts:
+        if title and text.get_text() == title:
+            text.set_wrap(True)
+
+
 def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
     """Write PNG and PDF atomically (the PDF without a creation date). ``rect`` keeps room for a figure
     legend; ``tight=False`` (colour-bar layouts) crops with ``bbox_inches="tight"`` instead."""
     from banditrepro.atomic import atomic_path
 
+    _wrap_title(fig)
     if tight:
         fig.tight_layout(rect=rect)
     for path, fmt in ((png, "png"), (pdf, "pdf")):

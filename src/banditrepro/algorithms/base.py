@@ -50,6 +50,8 @@ class Param:
                 v = _TYPES[self.kind](value)
         except (ValueError, KeyError):
             raise ReproError(f"{algorithm}: parameter {self.name}={value!r} is not a {self.kind}") from None
+        if self.kind == "int" and not -(2**63) <= v < 2**63:  # kernels take int64
+            raise ReproError(f"{algorithm}: parameter {self.name}={value!r} does not fit a 64-bit integer")
         if self.kind in ("float", "int"):
             if self.kind == "float" and not math.isfinite(v):
                 raise ReproError(f"{algorithm}: parameter {self.name} must be finite, got {v}")

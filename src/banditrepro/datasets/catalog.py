@@ -12,7 +12,7 @@ import numpy as np
 from banditrepro import ReproError
 from banditrepro.atomic import write_json
 from banditrepro.datasets import derive
-from banditrepro.datasets.fetch import fetch
+from banditrepro.datasets.fetch import checksum_mismatch, fetch
 from banditrepro.instances import BernoulliArms, PreferenceMatrix, UtilityModel
 
 DERIVE_FROM_URL = {"sushi_archive": derive.sushi_archive_to_wins}
@@ -56,10 +56,30 @@ class Catalog:
                      git_blob=src.get("git_blob"), mirrors=list(mirrors), retries=retries, timeout=timeout,
                      derive_from_url=derive_fn)
 
+    def verify_raw(self, name: str, raw_dir: str | Path) -> None:
+        """Re-check every raw file of ``name`` against the catalog before deriving from it.
+
+        Downloads are verified once, but a file edited afterwards (even consistently, so that it still
+        parses) would silently change the instance and every cell drawn from it.
+        """
+        for rel in self.raw_inputs(name):
+            path = Path(raw_dir) / rel
+            src = self.source(rel)
+            if not path.is_file():
+                raise ReproError(f"{name}: raw file {path} missing; run: banditrepro fetch {rel} "
+                                 f"--raw-dir {raw_dir}  (or snakemake {path})")
+            problem = checksum_mismatch(path, src.get("sha256"), src.get("git_blob"))
+            if problem == "no checksum declared":
+                raise ReproError(f"{name}: raw source {rel} has no checksum in the catalog; refusing it")
+            if problem:
+                raise ReproError(f"checksum mismatch for raw file {path}: {problem} (catalog); "
+                                 f"delete it to fetch a verified copy")
+
     def prepare(self, name: str, raw_dir: str | Path, prepared_dir: str | Path) -> dict[str, Any]:
         """Derive instance ``name`` from its raw files, validate it, and write ``<prepared>/<name>.json``."""
         entry = self.dataset(name)
         raw = Path(raw_dir)
+        self.verify_raw(name, raw)
         how = entry["derivation"]
         record: dict[str, Any] = {"name": name, "derivation": how,
                                   "description": entry.get("description", ""),
@@ -123,8 +143,14 @@ def load_catalog(path: str | Path) -> Catalog:
     path = Path(path)
     if not path.exists():
         raise ReproError(f"dataset catalog not found: {path}")
-    doc = yaml.safe_load(path.read_text())
-    return Catalog(sources=doc.get("sources", {}), datasets=doc.get("datasets", {}))
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError) as exc:  # a folder, unreadable, not UTF-8, not YAML
+        raise ReproError(f"dataset catalog {path}: cannot read it ({' '.join(str(exc).split())[:200]})") from None
+    parts = [doc.get(k, {}) if isinstance(doc, dict) else None for k in ("sources", "datasets")]
+    if not all(isinstance(p, dict) and all(isinstance(v, dict) for v in p.values()) for p in parts):
+        raise ReproError(f"dataset catalog {path}: expected mappings 'sources' and 'datasets' of entries")
+    return Catalog(sources=parts[0], datasets=parts[1])
 
 
 def load_prepared(path: str | Path):
@@ -132,9 +158,14 @@ def load_prepared(path: str | Path):
     path = Path(path)
     if not path.exists():
         raise ReproError(f"prepared dataset not found: {path} (run the workflow's prepare rule first)")
-    rec = json.loads(path.read_text())
-    if rec.get("generative"):
-        return UtilityModel(rec["generative"]["n"], name=rec["name"])
-    if rec["kind"] == "mab":
-        return BernoulliArms(rec["means"], labels=tuple(rec["labels"]), name=rec["name"])
-    return PreferenceMatrix(np.array(rec["matrix"]), labels=tuple(rec["labels"]), name=rec["name"])
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8"))
+        if rec.get("generative"):
+            return UtilityModel(rec["generative"]["n"], name=rec["name"])
+        if rec["kind"] == "mab":
+            return BernoulliArms(rec["means"], labels=tuple(rec["labels"]), name=rec["name"])
+        return PreferenceMatrix(np.array(rec["matrix"], dtype=np.float64), labels=tuple(rec["labels"]),
+                                name=rec["name"])
+    except (ValueError, KeyError, TypeError) as exc:  # JSON/Unicode errors are ValueErrors
+        raise ReproError(f"prepared dataset {path} is unreadable ({type(exc).__name__}: {exc}); "
+                         f"delete it and prepare it again") from None

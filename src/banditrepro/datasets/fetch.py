@@ -32,18 +32,25 @@ def git_blob_of(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, label: str = "") -> None:
-    label = label or path.name
-    if sha256:
-        got = sha256_of(path)
-        if got != sha256:
-            raise ReproError(f"checksum mismatch for {label}: sha256 {got[:12]}… expected {sha256[:12]}…")
-    if git_blob:
-        got = git_blob_of(path)
-        if got != git_blob:
-            raise ReproError(f"checksum mismatch for {label}: git blob {got[:12]}… expected {git_blob[:12]}…")
+def checksum_mismatch(path: Path, sha256: str | None = None, git_blob: str | None = None) -> str | None:
+    """None if ``path`` matches its declared checksum, else "sha256 <actual> … expected <declared>"."""
     if not sha256 and not git_blob:
-        raise ReproError(f"{label}: no checksum declared; refusing an unverified file")
+        return "no checksum declared"
+    for kind, expected, of in (("sha256", sha256, sha256_of), ("git blob", git_blob, git_blob_of)):
+        if expected:
+            got = of(path)
+            if got != expected:
+                return f"{kind} {got}, expected {expected}"
+    return None
+
+
+def verify(path: Path, sha256: str | None = None, git_blob: str | None = None, label: str = "") -> None:
+    """Raise a one-line ``ReproError`` naming the file and both hashes unless ``path`` is the declared file."""
+    problem = checksum_mismatch(path, sha256, git_blob)
+    if problem == "no checksum declared":
+        raise ReproError(f"{label or path.name}: no checksum declared; refusing an unverified file")
+    if problem:
+        raise ReproError(f"checksum mismatch for {label or path.name}: {problem}")
 
 
 def _is_url(s: str) -> bool:
@@ -77,43 +84,49 @@ def fetch(relpath: str, dest: str | Path, *, url: str | None, sha256: str | None
     """
     dest = Path(dest)
     tried = []
+
+    def attempt(where: str, obtain: Callable[[Path], None]) -> bool:
+        """Obtain into a temporary file and verify; a bad copy is reported and the next source tried."""
+        try:
+            with atomic_path(dest) as tmp:
+                obtain(tmp)
+                verify(tmp, sha256, git_blob, relpath)
+            return True
+        except (ReproError, OSError) as exc:
+            reason = exc if isinstance(exc, ReproError) else f"{exc.strerror or exc}"
+            tried.append(f"{where}: {reason}")
+            log(f"{relpath}: {where}: {reason}; trying the next source")
+            return False
+
     for mirror in mirrors:
         if _is_url(mirror):
             candidate_url = mirror.rstrip("/") + "/" + relpath
-            try:
-                with atomic_path(dest) as tmp:
-                    download(candidate_url, tmp, retries=1, timeout=timeout)
-                    verify(tmp, sha256, git_blob, relpath)
+            if attempt(candidate_url, lambda tmp, u=candidate_url: download(u, tmp, retries=1, timeout=timeout)):
                 return candidate_url
-            except ReproError as exc:
-                tried.append(f"{mirror}: {exc}")
-                continue
+            continue
         src = Path(mirror) / relpath
         if not Path(mirror).is_dir():
             continue
         if not src.is_file():
             tried.append(f"{mirror}: not there")
             continue
-        with atomic_path(dest) as tmp:
-            shutil.copyfile(src, tmp)
-            verify(tmp, sha256, git_blob, relpath)
-        return str(src)
+        if attempt(str(src), lambda tmp, s=src: shutil.copyfile(s, tmp)):
+            return str(src)
     if url:
-        log(f"{relpath}: not in any mirror, downloading {url}")
-        try:
-            with atomic_path(dest) as tmp:
-                if derive_from_url is None:
-                    download(url, tmp, retries=retries, timeout=timeout)
-                else:
-                    raw = tmp.with_suffix(".download")
-                    try:
-                        download(url, raw, retries=retries, timeout=timeout)
-                        derive_from_url(raw, tmp)
-                    finally:
-                        raw.unlink(missing_ok=True)
-                verify(tmp, sha256, git_blob, relpath)
+        log(f"{relpath}: not in any mirror (or no good copy there), downloading {url}")
+
+        def from_url(tmp: Path) -> None:
+            if derive_from_url is None:
+                download(url, tmp, retries=retries, timeout=timeout)
+                return
+            raw = tmp.with_suffix(".download")
+            try:
+                download(url, raw, retries=retries, timeout=timeout)
+                derive_from_url(raw, tmp)
+            finally:
+                raw.unlink(missing_ok=True)
+
+        if attempt(url, from_url):
             return url
-        except ReproError as exc:
-            tried.append(str(exc))
     where = "; ".join(tried) or "no mirror configured"
     raise ReproError(f"cannot obtain {relpath}: {where}")
