@@ -128,7 +128,7 @@ def _late_growth(ctx: Context, a: str, b: str, flat: float = 0.1, panels="all"):
 
 
 # paper-specific tests register themselves with @test(kind) in their own modules
-from banditrepro import claims_dp, claims_ws  # noqa: E402,F401
+from banditrepro import claims_c2b, claims_dp, claims_ws  # noqa: E402,F401
 
 
 def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", root="results/summaries",
@@ -140,7 +140,9 @@ def check_figure(fig: Figure, table: pd.DataFrame, status_dir="data/status", roo
         kind = args.pop("kind")
         if kind not in TESTS:
             raise ReproError(f"{fig.stem}: claim {claim['id']}: unknown test kind {kind!r}")
-        desc, measured, verdict = TESTS[kind](ctx, **args)
+        res = TESTS[kind](ctx, **args)
+        # new tests return a verdicts.Outcome; the 3-tuples of the older tests are still accepted here
+        desc, measured, verdict = (res.test, res.measured, res.verdict) if hasattr(res, "verdict") else res
         rows.append({"paper": fig.paper, "figure": fig.id, "claim_id": claim["id"], "claim": claim["text"],
                      "test": desc, "measured": measured, "verdict": verdict})
     return rows
