@@ -91,7 +91,7 @@ def _rounds_needed(ctx: Context, reference: str, claim_key: str, mode: str = "be
         verdicts.append(v)
         deciding.append((v, iv))
         where = f"B = {reach}" if reach is not None else f"not within B ≤ {line_batches(refs[-1], p.horizon)}"
-        parts.append(f"{p.dataset}: reaches {lr} at {where}; at B = {Bc} ratio {iv} ({v}{extra}; {n} runs)")
+        parts.append(f"{p.dataset}: smallest B reaching {lr}: {where}; at B = {Bc} ratio {iv} ({v}{extra}; {n} runs)")
     verdict = combine(verdicts)
     # the interval reported is that of the panel that decides: the first with the combined verdict, else the
     # panel with the largest ratio
