@@ -498,13 +498,14 @@ def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
 def frontier_series(ref: AlgoRef) -> str:
     from banditrepro.algorithms import get
 
-    label = get(ref.name).label
+    label = get(ref.name).label  # carries "(reconstructed)" where the algorithm is one
     if ref.name == "m-ts-gaussian":
-        return f"{label} (b={int(ref.params.get('b', 0))}) over c"
+        b = int(ref.params.get("b", 0))
+        return f"{label} (b=0) over c" if b == 0 else f"{label} (b={b})"
     if ref.name == "dp-ts-ucb":
         return f"{label} over α"
     if ref.name in LAPLACE_ALGORITHMS:
-        return f"{label} over ε" + (" (reconstructed)" if get(ref.name).reconstructed else "")
+        return f"{label} over ε"
     return label
 
 
@@ -536,7 +537,7 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
 
     df = frontier_table(fig, status_dir, prepared_dir, root)
     delta = frontier_delta(fig)
-    mpl_fig, axes = plotting.subplots(1, 1, width=7.6, height=5.0)
+    mpl_fig, axes = plotting.subplots(1, 1, width=10.0, height=5.2)
     ax = axes[0, 0]
     markers = {"GDP": "o", "pure ε-DP": "s"}
     ok = df[df.status == "ok"]
@@ -544,8 +545,9 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         d = d.sort_values("eps_at_delta")
         name = d.name.iloc[0]
         b = d.b.iloc[0]
-        color = plotting.color_for(name, 1 if (name == "m-ts-gaussian" and b == b and b > 0) else 0,
-                                   2 if name == "m-ts-gaussian" else 1)
+        mts = sorted({int(x) for x in ok[ok.name == "m-ts-gaussian"].b})  # M-TS-Gaussian: one shade per b
+        color = plotting.color_for(name, mts.index(int(b)), len(mts)) if name == "m-ts-gaussian" else \
+            plotting.color_for(name)
         err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
         ax.errorbar(d.eps_at_delta, d.mean_final_regret, yerr=err, color=color, marker=markers[d.dp_kind.iloc[0]],
                     ms=4, lw=1.2, capsize=2, label=series)
@@ -559,7 +561,7 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
            ylabel="final regret R(T), mean and 95 % CI")
     T = int(ok.horizon.max()) if len(ok) else 0
     ax.set_title(f"{fig.panels[0].title}, T = {T:,}", fontsize=9)
-    ax.legend(loc="best", fontsize=6.5, frameon=True)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=True)  # outside: no point hidden
     mpl_fig.suptitle(fig.title, fontsize=10)
     plotting.save(mpl_fig, png, pdf)
 
