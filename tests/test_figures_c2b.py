@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from banditrepro import ReproError

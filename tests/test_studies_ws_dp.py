@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from banditrepro import ReproError
@@ -15,7 +14,7 @@ from banditrepro import privacy as pv
 from banditrepro.atomic import write_npz
 from banditrepro.claims import TESTS, Context
 from banditrepro.figures import DRAWERS, build_figure, summary_file
-from banditrepro.figures_dp import epsilon_at_delta, frontier_table
+from banditrepro.figures_dp import frontier_table
 from banditrepro.figures_ws import argmin_interval, beta_table
 from banditrepro.manifest import load_manifest
 
@@ -192,7 +191,8 @@ def test_frontier_table_reads_privacy_py(tmp_path):
         assert t.loc[k, "delta"] == 1e-5 and t.loc[k, "dp_kind"] == "GDP"
     # DP-TS-UCB(α = 1) is √(2 c0)-GDP: ε ≈ 15.8 at δ = 1e-5, independent of T (issue 10 §3)
     assert t.loc["dp1", "eps_at_delta"] == pytest.approx(15.8, abs=0.1)
-    assert t.loc["se8", "eps_at_delta"] == 8.0 and t.loc["se8", "delta"] == 0.0 and t.loc["se8", "dp_kind"] == "pure ε-DP"
+    assert t.loc["se8", "eps_at_delta"] == 8.0 and t.loc["se8", "delta"] == 0.0
+    assert t.loc["se8", "dp_kind"] == "pure ε-DP"
     assert t.operating_point.tolist() == [False, True, True, False, False]
     out = tmp_path / "out"
     build_figure(fig, out / "f.png", out / "f.pdf", out / "f.csv", tmp_path / "status", tmp_path / "prep",

@@ -17,8 +17,17 @@ from banditrepro import ReproError
 from banditrepro.aggregate import load_summary
 from banditrepro.claims import Context, test
 from banditrepro.figures import summary_file
-from banditrepro.verdicts import (INCONCLUSIVE, NOT_RUN, Interval, Outcome, combine, decide, decide_within,
-                                  ratio_ci, settle_note)
+from banditrepro.verdicts import (
+    INCONCLUSIVE,
+    NOT_RUN,
+    Interval,
+    Outcome,
+    combine,
+    decide,
+    decide_within,
+    ratio_ci,
+    settle_note,
+)
 
 
 def paired_finals(ctx: Context, panel, a: str, b: str, metric: str = "regret") -> tuple[np.ndarray, np.ndarray]:

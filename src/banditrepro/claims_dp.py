@@ -299,8 +299,7 @@ def _frontier_dominated(ctx, points: list[str], by: list[str]):
     below 1). Not dominated: every line of ``by`` with no larger ε is significantly worse (interval above 1),
     or none has a small enough ε."""
     from banditrepro.claims_c2b import paired_finals, stable_seed
-    from banditrepro.verdicts import (INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Outcome, combine,
-                                      ratio_ci)
+    from banditrepro.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Outcome, combine, ratio_ci
 
     if "eps_at_delta" not in ctx.table:
         raise ReproError(f"{ctx.fig.stem}: dp_frontier_dominated needs a dp-frontier table (eps_at_delta)")

@@ -160,7 +160,7 @@ def _beta_advice(ctx: Context, advised: float, near: list[float], max_arms: int 
             f"bootstrap interval over runs, lies within [{lo:g}, {hi:g}] (β ≈ {advised:g})")
     ran = [c for c in ran if (_arms(ctx, c[1].dataset) or 0) <= max_arms]
     if not ran:
-        return Outcome(desc, "no panel with ≤ %d arms ran" % max_arms + _missing(missing), NOT_RUN)
+        return Outcome(desc, f"no panel with ≤ {max_arms} arms ran" + _missing(missing), NOT_RUN)
     parts, decided = [], []
     for k, p, m in ran:
         row = ctx.table[ctx.table.panel_index == k].iloc[0]
@@ -175,5 +175,6 @@ def _beta_advice(ctx: Context, advised: float, near: list[float], max_arms: int 
     # break-even: the widest "≈" the verdict needs (the union of the minimiser intervals)
     span = (min(iv.low for _, iv in decided), max(iv.high for _, iv in decided))
     iv = next((iv for v, iv in decided if v == verdict), decided[0][1])
-    measured = "; ".join(parts) + f"; \"≈ {advised:g}\" would have to cover [{span[0]:g}, {span[1]:g}] to hold everywhere"
+    measured = "; ".join(parts) + (f"; \"≈ {advised:g}\" would have to cover [{span[0]:g}, {span[1]:g}] to hold "
+                                   "everywhere")
     return Outcome(desc, measured + _missing(missing), verdict, iv.low, iv.high)

@@ -26,7 +26,6 @@ from banditrepro import ReproError
 from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
-
 LOG_BASES = ("e", "2")
 
 
