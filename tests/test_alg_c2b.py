@@ -17,6 +17,7 @@ from banditrepro.algorithms.c2b import (
     hoeffding_eliminate,
     kl_eliminate,
     kl_index,
+    literal_pairs,
     pick_candidate,
     resolve_batches,
     round_pairs,
@@ -50,7 +51,7 @@ def test_B_resolution_and_bounds():
         get("c2b").resolve({"B": 0})
     with pytest.raises(ReproError, match="kweight"):
         get("c2b-kl").resolve({"kweight": -1})
-    assert get("c2b-kl").defaults == {"B": None, "B_offset": 0, "kweight": 0.3}
+    assert get("c2b-kl").defaults == {"B": None, "B_offset": 0, "kweight": 0.3, "pairs": "once", "B_log": "e"}
     assert get("c2b-kl").label == "C2B-KL" and not get("c2b-kl").reconstructed
 
 
@@ -242,3 +243,104 @@ def test_random_instance_K30_finds_winner(simulate):
     R = res.curves["regret"]
     assert R[-1] - R[np.searchsorted(res.grid, 5 * 10**5)] == 0  # exploiting arm 0 in the second half
     assert res.n_batches <= 13 + 1  # B = 13 at T = 1e6, +1 for the exploitation phase
+
+
+# ---------------------------------------------------------------- variants (issue 10 §1): literal Alg. 1, log₂ T
+@pytest.mark.parametrize("T, B_log, offset, B", [
+    (10**5, "e", 0, 11), (10**5, "2", 0, 16), (10**6, "2", 0, 19), (2**20, "2", 0, 20), (2**20 - 1, "2", 0, 19),
+    (10**5, "2", 6, 22), (10**6, "e", 0, 13),
+])
+def test_log2_batches(T, B_log, offset, B):
+    assert resolve_batches(T, None, offset, B_log) == B
+
+
+def test_variant_params_validated_and_ids():
+    from banditrepro.algorithms import algorithm_id
+
+    assert resolve_batches(10**5, 1000, 0, "2") == 1000  # an absolute B ignores the log base
+    with pytest.raises(ReproError, match="B_log"):
+        resolve_batches(10**5, None, 0, "10")
+    with pytest.raises(ReproError, match="pairs must be one of once, literal"):
+        get("c2b-kl").resolve({"pairs": "both"})
+    with pytest.raises(ReproError, match="B_log must be one of e, 2"):
+        get("c2b-kl").resolve({"B_log": 10})
+    # defaults keep the ids of the existing cells; the variants get their own
+    assert algorithm_id("c2b-kl", {"pairs": "once", "B_log": "e"}) == "c2b-kl"
+    assert algorithm_id("c2b-kl", {"pairs": "literal"}) == "c2b-kl+pairs=literal"
+    assert algorithm_id("c2b-kl", {"B_log": 2}) == "c2b-kl+B_log=2"
+
+
+def _literal(W, N, act, a, rng=None):
+    K = act.shape[0]
+    D = np.zeros((K, K), np.bool_)
+    defeated_sets(W, N, act, a, D)
+    ir = pick_candidate(D, act, rng or np.random.default_rng(0))
+    pa = np.empty(K * K, np.int64)
+    pb = np.empty(K * K, np.int64)
+    m = literal_pairs(D, act, ir, pa, pb)
+    return ir, sorted(zip(pa[:m].tolist(), pb[:m].tolist()))
+
+
+def test_literal_pairs_on_hand_state():
+    """The hand state of test_round_schedule_on_hand_state, read literally: D(0) = {1, 2}, i_r = 0."""
+    K = 5
+    a = 2 * math.log(2 * K * K * 1)
+    W, N = _state(K, [(0, 1, 0.90), (0, 2, 0.85), (0, 3, 0.60), (3, 4, 0.95), (1, 2, 0.50), (2, 4, 0.77)])
+    act = np.ones(K, np.bool_)
+    ir, pairs = _literal(W, N, act, a)
+    assert ir == 0
+    # 1, 2 ∈ D(0): (0, 1), (0, 2) once; 3 and 4 undefeated: each meets every active arm, itself included,
+    # so {3, 4} twice (from both ends) and (3, 3), (4, 4) once
+    assert pairs == [(0, 1), (0, 2), (0, 3), (0, 4), (1, 3), (1, 4), (2, 3), (2, 4), (3, 3), (3, 4), (3, 4), (4, 4)]
+    # the set reading is exactly the distinct non-self entries
+    _, _, once = _schedule(W, N, act, a)
+    assert sorted({p for p in pairs if p[0] != p[1]}) == once
+    # round 1 (nothing defeated) on K = 3 active arms of 4: (K−1)·K entries, the candidate's self-pair absent
+    act = np.array([True, False, True, True])
+    ir, pairs = _literal(np.zeros((4, 4)), np.zeros((4, 4)), act, 1.0, np.random.default_rng(5))
+    others = [i for i in (0, 2, 3) if i != ir]
+    assert len(pairs) == 2 * 3 and (ir, ir) not in pairs
+    assert all((i, i) in pairs for i in others)
+    assert pairs.count(tuple(sorted(others))) == 2  # the pair of the two non-candidates, from both ends
+
+
+def _kernel_v(inst, T, seed, literal, B):
+    _, tab = regret_table(inst)
+    grid = regret_grid(T)
+    out, nb, steps = c2b_kernel(inst.P, T, tab, grid, np.random.default_rng(seed), B, True, 0.3, literal)
+    return grid, tab, out, nb, steps
+
+
+def test_literal_single_batch_counts(six_rankers):
+    """B = 1, round 1: every arm but the candidate is undefeated, so the batch holds 5·6 = 30 entries per pass:
+    each of the 10 pairs without the candidate twice, the 5 candidate pairs once, 5 self-pairs. Regret per
+    pass is therefore fixed whichever arm is the candidate: compare with the exact sum."""
+    T = 30 * 100
+    _, tab = regret_table(six_rankers)
+    for seed in range(5):
+        grid, _, out, nb, steps = _kernel_v(six_rankers, T, seed, True, 1)
+        assert steps == T and nb == 1
+        rng = np.random.default_rng(seed)
+        ir = pick_candidate(np.zeros((6, 6), np.bool_), np.ones(6, np.bool_), rng)
+        pass_regret = sum(tab[0, min(i, j), max(i, j)] for i in range(6) if i != ir for j in range(6))
+        assert out[0, -1] == pytest.approx(100 * pass_regret, rel=1e-12)
+
+
+def test_literal_self_duels_do_not_inform_and_cost_regret(easy3, simulate):
+    """Self-duels cost Δ_i each and carry no information, so the literal variant pays more on easy3 but still
+    finds the winner and goes flat; its regret is above the set reading's in every paired run."""
+    T = 10**5
+    for run in range(4):
+        once = simulate("c2b-kl", easy3, T, run=run)
+        lit = simulate("c2b-kl", easy3, T, run=run, pairs="literal")
+        R = lit.curves["regret"]
+        assert R[-1] == R[np.searchsorted(lit.grid, T // 10)]
+        assert R[-1] > once.curves["regret"][-1]
+
+
+def test_log2_variant_uses_more_batches(six_rankers, simulate):
+    T = 10**5
+    e = simulate("c2b-kl", six_rankers, T, run=0)
+    two = simulate("c2b-kl", six_rankers, T, run=0, B_log="2")
+    assert two.n_batches > e.n_batches  # B = 16 instead of 11: smaller batches, more of them
+    assert simulate("c2b-kl", six_rankers, T, run=0, B=16).curves["regret"][-1] == two.curves["regret"][-1]

@@ -29,7 +29,7 @@ MANIFEST = ROOT / "config" / "figures" / "dp-ts-ucb.yaml"
 CATALOG = ROOT / "config" / "datasets.yaml"
 T6 = 10**6
 FIGURES = ["table1", "privacy-vs-regret", "equal-regret", "equal-privacy-alpha0", "equal-privacy-alpha1",
-           "b-selection", "eps-dp-alpha0", "eps-dp-alpha1", "delta-epsilon"]
+           "b-selection", "eps-dp-alpha0", "eps-dp-alpha1", "delta-epsilon", "regret-vs-epsilon"]
 DP_NAMES = {"dp-ts-ucb", "ts-gaussian", "m-ts-gaussian", "dp-se", "lazy-dp-ts", "anytime-lazy-ucb"}
 
 
@@ -52,7 +52,8 @@ def test_manifest_has_every_figure_and_kind_and_covers_every_algorithm():
     assert {r.name for f in capped.values() for p in f.panels for r in p.algorithms} == DP_NAMES
     assert all(T <= 2000 for _, T, _ in cells(list(capped.values())))
     # cells shared between figures are computed once: 47 + TS-Gaussian at paper scale
-    assert len(cells(list(figs.values()))) == 48
+    # + 21 of the privacy–regret frontier (issue 10 §3: 3 ε-DP algorithms × 6 new ε, M-TS-Gaussian c ∈ {1e3, 1e4, 4e5})
+    assert len(cells(list(figs.values()))) == 48 + 21
 
 
 def test_captions_label_reconstructions():
@@ -274,7 +275,7 @@ def test_delta_epsilon_table(mini_run):
 def test_every_claim_gets_a_verdict(mini_run):
     _, figs, _, claims = mini_run
     expected = sum(len(f.claims) for f in figs.values())
-    assert len(claims) == expected == 16
+    assert len(claims) == expected == 17
     assert set(claims.verdict) <= set(vd.VERDICTS)
     by_id = claims.set_index("claim_id")
     # formula claims do not depend on the runs

@@ -259,7 +259,7 @@ def test_run_produces_figures_tables_claims_report(test_run):
     yahoo = t1[t1.dataset == "yahoo30"]
     assert (yahoo.status == "not-run").all() and yahoo.note.str.contains("requires network access").all()
     claims = pd.read_csv(root / "claims.csv")
-    assert (claims.paper == "c2b").sum() >= 6 and set(claims.verdict) <= set(VERDICTS)
+    assert (claims.paper == "c2b").sum() == 8 and set(claims.verdict) <= set(VERDICTS)
     repro = (root / "reproduction.md").read_text()
     assert all(f"`{cid}`" in repro for cid in claims.claim_id) and "| c2b-pairs-once |" in repro
     assert (root / "report.md").read_text().count("![") >= 3

@@ -392,7 +392,7 @@ def _late_growth(ctx: Context, a: str, b: str, flat: float = 0.1, panels="all"):
 
 
 # paper-specific tests register themselves with @test(kind) in their own modules
-from banditrepro import claims_dp, claims_ws  # noqa: E402,F401
+from banditrepro import claims_c2b, claims_dp, claims_ws  # noqa: E402,F401
 
 
 def _claim_args(claim: dict) -> tuple[str, dict]:

@@ -350,3 +350,56 @@ def _crossover_alpha0() -> float:
 
     f = lambda x: math.log(2 * pv.C0) + 1.5 * math.log(x) - 0.5 * x  # noqa: E731  (x = ln T)
     return math.exp(brentq(f, 10.0, 200.0))
+
+
+# ====================================================================================================
+# studies (issue 10 §3): privacy and regret at one scale. Tests return banditrepro.verdicts.Outcome.
+
+
+@test("dp_frontier_dominated")
+def _frontier_dominated(ctx, points: list[str], by: list[str]):
+    """Each line of ``points`` is Pareto-dominated by some line of ``by``: that line's ε at the table's δ is no
+    larger, and its mean final regret is lower (the paired bootstrap 95 % interval of the ratio by/point lies
+    below 1). Not dominated: every line of ``by`` with no larger ε is significantly worse (interval above 1),
+    or none has a small enough ε."""
+    from banditrepro.claims_c2b import paired_finals, stable_seed
+    from banditrepro.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Outcome, combine, ratio_ci
+
+    if "eps_at_delta" not in ctx.table:
+        raise ReproError(f"{ctx.fig.stem}: dp_frontier_dominated needs a dp-frontier table (eps_at_delta)")
+    panel = ctx.fig.panels[0]
+    delta = float(ctx.fig.extra.get("delta", 1e-5))
+    desc = (f"each of {', '.join(ctx.label(k) for k in points)} is dominated by a line of the (ε, 0)-DP grid with "
+            f"ε ≤ its ε at δ = {delta:g} and lower mean final regret (paired bootstrap 95 % interval of the regret "
+            f"ratio below 1)")
+    rows = {k: _row(ctx, k) for k in points + by}
+    if any(r.status != "ok" for r in rows.values()):
+        return Outcome(desc, "lines did not run: " + ", ".join(k for k, r in rows.items() if r.status != "ok"),
+                       NOT_RUN)
+    parts, verdicts, ivs = [], [], []
+    for k in points:
+        eps = float(rows[k].eps_at_delta)
+        cands = [b for b in by if float(rows[b].eps_at_delta) <= eps]
+        if not cands:
+            verdicts.append(NOT_REPRODUCED)
+            parts.append(f"{ctx.label(k)} (ε = {eps:.4g}): no line of the grid has ε ≤ {eps:.4g} → not dominated")
+            continue
+        scored = []
+        for b in cands:
+            fb, fk = paired_finals(ctx, panel, b, k, ctx.fig.metric)
+            scored.append((ratio_ci(fb, fk, seed=stable_seed(ctx.fig.stem, b, k)), b))
+        best_iv, best = min(scored, key=lambda x: x[0].high)
+        if best_iv.high < 1:
+            v = REPRODUCED
+        elif all(iv.low > 1 for iv, _ in scored):
+            v = NOT_REPRODUCED
+        else:
+            v = INCONCLUSIVE
+        verdicts.append(v)
+        ivs.append((v, best_iv))
+        parts.append(f"{ctx.label(k)} (ε = {eps:.4g}, R = {float(rows[k].mean_final_regret):.4g}): best dominator "
+                     f"{ctx.label(best)} (ε = {float(rows[best].eps_at_delta):g}), regret ratio {best_iv} → {v}")
+    verdict = combine(verdicts)
+    pick = [iv for v, iv in ivs if v == verdict] or [iv for _, iv in ivs]
+    iv = max(pick, key=lambda x: x.high) if pick else None
+    return Outcome(desc, "; ".join(parts), verdict, iv.low if iv else math.nan, iv.high if iv else math.nan)

@@ -120,3 +120,52 @@ def _beta_pattern(ctx: Context, keys: list[str], metrics=None):
                      f"{ctx.label(keys[int(np.argmin(means))])}")
     return outcome(desc, parts, ctx.min_runs, show="all",
                    tail="; ".join(x for x in ("; ".join(notes), _missing(missing)) if x))
+
+
+# ====================================================================================================
+# studies (issue 10 §2): where is β best? Tests return banditrepro.verdicts.Outcome.
+
+
+def _arms(ctx: Context, dataset: str) -> int | None:
+    import json
+    from pathlib import Path
+
+    path = Path(ctx.prepared_dir) / f"{dataset}.json"
+    return len(json.loads(path.read_text())["matrix"]) if path.exists() else None
+
+
+@test("ws_beta_advice")
+def _beta_advice(ctx: Context, advised: float, near: list[float], max_arms: int = 20, metrics=None):
+    """The supplement's advice "β ≈ ``advised`` for up to ``max_arms`` arms", on the ``ws-beta`` table: on every
+    panel with ≤ max_arms arms, the grid's minimiser of mean final regret, with its 95 % bootstrap interval
+    over runs (argmin of resampled means), must lie within ``near`` (what "≈" means)."""
+    from banditrepro.verdicts import NOT_RUN, Interval, Outcome, combine, decide_within
+
+    lo, hi = float(near[0]), float(near[1])
+    if not lo <= advised <= hi:
+        raise ReproError(f"{ctx.fig.stem}: ws_beta_advice: advised β {advised:g} outside near [{lo:g}, {hi:g}]")
+    if "minimiser_beta" not in ctx.table:
+        raise ReproError(f"{ctx.fig.stem}: ws_beta_advice needs a ws-beta table (minimiser columns)")
+    ran, missing = _panels(ctx, metrics)
+    desc = (f"on every panel with ≤ {max_arms} arms: the β minimising WS-S's mean final regret, with its 95 % "
+            f"bootstrap interval over runs, lies within [{lo:g}, {hi:g}] (β ≈ {advised:g})")
+    ran = [c for c in ran if (_arms(ctx, c[1].dataset) or 0) <= max_arms]
+    if not ran:
+        return Outcome(desc, f"no panel with ≤ {max_arms} arms ran" + _missing(missing), NOT_RUN)
+    parts, decided = [], []
+    for k, p, m in ran:
+        row = ctx.table[ctx.table.panel_index == k].iloc[0]
+        iv = Interval(float(row.minimiser_beta), float(row.minimiser_ci_low), float(row.minimiser_ci_high))
+        share = ctx.table[(ctx.table.panel_index == k) & (ctx.table.beta == advised)].argmin_share
+        share_txt = f", β = {advised:g} is the argmin in {float(share.iloc[0]):.0%} of resamples" if len(share) else ""
+        v = decide_within(iv, lo, hi)
+        decided.append((v, iv))
+        parts.append(f"{_where(p, m)} (K = {_arms(ctx, p.dataset)}): β* = {iv.estimate:g} [{iv.low:g}, {iv.high:g}]"
+                     f"{share_txt}, {int(row.runs)} runs → {v}")
+    verdict = combine(v for v, _ in decided)
+    # break-even: the widest "≈" the verdict needs (the union of the minimiser intervals)
+    span = (min(iv.low for _, iv in decided), max(iv.high for _, iv in decided))
+    iv = next((iv for v, iv in decided if v == verdict), decided[0][1])
+    measured = "; ".join(parts) + (f"; \"≈ {advised:g}\" would have to cover [{span[0]:g}, {span[1]:g}] to hold "
+                                   "everywhere")
+    return Outcome(desc, measured + _missing(missing), verdict, iv.low, iv.high)

@@ -146,4 +146,4 @@ def build_figure(fig: Figure, png, pdf, table, status_dir="data/status", prepare
 
 
 # paper-specific figure kinds (each module calls register() at import)
-from banditrepro import figures_dp, figures_ws  # noqa: E402,F401
+from banditrepro import figures_c2b, figures_dp, figures_ws  # noqa: E402,F401

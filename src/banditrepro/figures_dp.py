@@ -16,6 +16,8 @@ Manifest options (``options:`` of a figure, read as ``fig.extra``):
 - table1 (``dp-bounds-table``): ``alpha``, ``b``, ``c``, ``gamma`` of the parametrised rows of Table 1.
 - delta-epsilon (``dp-delta-epsilon``): ``eps_points`` (ε at which δ(ε) is tabulated), ``delta_points``
   (δ at which ε(δ) is tabulated), ``eps_range`` ([lo, hi] of the plotted ε axis).
+- regret-vs-epsilon (``dp-frontier``): ``delta`` (δ at which every GDP line's ε is read), ``operating_points``
+  (keys of the paper's own configurations, marked).
 
 Panels whose horizons collapse under ``max_horizon`` (same horizon and same lines) are drawn and tabulated once.
 """
@@ -489,9 +491,89 @@ def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     plotting.save(mpl_fig, png, pdf)
 
 
+# ---------------------------------------------------------------------------------------------------
+# regret-vs-epsilon (issue 10 §3, beyond the paper): the privacy–regret frontier at one (ε, δ) scale
+#
+# Options: ``delta`` (the δ at which every GDP line's ε is read, Theorem 2.4 inverted; (ε, 0)-DP lines keep
+# their ε, δ = 0), ``operating_points`` (keys of the paper's own configurations, ringed and labelled).
+# Series: one per algorithm, M-TS-Gaussian split by its pre-pulls b; each series is joined in ε order.
+
+
+def frontier_series(ref: AlgoRef) -> str:
+    from banditrepro.algorithms import get
+
+    label = get(ref.name).label  # carries "(reconstructed)" where the algorithm is one
+    if ref.name == "m-ts-gaussian":
+        b = int(ref.params.get("b", 0))
+        return f"{label} (b=0) over c" if b == 0 else f"{label} (b={b})"
+    if ref.name == "dp-ts-ucb":
+        return f"{label} over α"
+    if ref.name in LAPLACE_ALGORITHMS:
+        return f"{label} over ε"
+    return label
+
+
+def frontier_delta(fig: Figure) -> float:
+    d = float(fig.extra.get("delta", 1e-5))
+    if not 0 < d < 1:
+        raise ReproError(f"{fig.stem}: options.delta must lie in (0, 1), got {d:g}")
+    return d
+
+
+def frontier_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
+    delta = frontier_delta(fig)
+    ops = set(fig.extra.get("operating_points", []))
+    unknown = ops - {r.key for p in fig.panels for r in p.algorithms}
+    if unknown:
+        raise ReproError(f"{fig.stem}: operating point {sorted(unknown)[0]!r} is not a line of the figure")
+    df = lines_table(fig, status_dir, prepared_dir, root)
+    refs = {r.key: r for p in fig.panels for r in p.algorithms}
+    df["series"] = [frontier_series(refs[k]) for k in df.algorithm]
+    df["dp_kind"] = ["GDP" if eta == eta else "pure ε-DP" for eta in df.eta]
+    df["delta"] = [delta if eta == eta else 0.0 for eta in df.eta]
+    df["eps_at_delta"] = [epsilon_at_delta(delta, eta) if eta == eta else e0 for eta, e0 in zip(df.eta, df.epsilon)]
+    df["operating_point"] = df.algorithm.isin(ops)
+    return df
+
+
+def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+    from banditrepro import plotting
+
+    df = frontier_table(fig, status_dir, prepared_dir, root)
+    delta = frontier_delta(fig)
+    mpl_fig, axes = plotting.subplots(1, 1, width=10.0, height=5.2)
+    ax = axes[0, 0]
+    markers = {"GDP": "o", "pure ε-DP": "s"}
+    ok = df[df.status == "ok"]
+    for series, d in ok.groupby("series", sort=False):
+        d = d.sort_values("eps_at_delta")
+        name = d.name.iloc[0]
+        b = d.b.iloc[0]
+        mts = sorted({int(x) for x in ok[ok.name == "m-ts-gaussian"].b})  # M-TS-Gaussian: one shade per b
+        color = plotting.color_for(name, mts.index(int(b)), len(mts)) if name == "m-ts-gaussian" else \
+            plotting.color_for(name)
+        err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
+        ax.errorbar(d.eps_at_delta, d.mean_final_regret, yerr=err, color=color, marker=markers[d.dp_kind.iloc[0]],
+                    ms=4, lw=1.2, capsize=2, label=series)
+    for r in ok[ok.operating_point].itertuples():
+        ax.plot([r.eps_at_delta], [r.mean_final_regret], marker="o", ms=12, mfc="none", mec="black", mew=1.3,
+                ls="none", zorder=5)
+        ax.annotate(r.label, (r.eps_at_delta, r.mean_final_regret), textcoords="offset points", xytext=(6, 6),
+                    fontsize=6.5)
+    ax.plot([], [], marker="o", ms=10, mfc="none", mec="black", ls="none", label="the paper's operating points")
+    ax.set(xscale="log", yscale="log", xlabel=f"ε guaranteed at δ = {delta:g} (ε-DP algorithms: δ = 0)",
+           ylabel="final regret R(T), mean and 95 % CI")
+    T = int(ok.horizon.max()) if len(ok) else 0
+    ax.set_title(f"{fig.panels[0].title}, T = {T:,}", fontsize=9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=True)  # outside: no point hidden
+    mpl_fig.suptitle(fig.title, fontsize=10)
+    plotting.save(mpl_fig, png, pdf)
+
+
 register("dp-bounds-table", bounds_table, draw_bounds)
 register("dp-privacy-regret", privacy_regret_table, draw_privacy_regret)
 register("dp-equal-regret", lines_table, draw_equal_regret)
 register("dp-curves", dp_curves_table, draw_dp_curves)
 register("dp-b-selection", b_selection_table, draw_dp_curves)
 register("dp-delta-epsilon", delta_epsilon_table, draw_delta_epsilon)
+register("dp-frontier", frontier_table, draw_frontier)

@@ -8,6 +8,8 @@
 - ``ws-rounds``: the idea of the paper's Fig. 1 drawn from a real run: ``ws_w_trace`` (literal Alg. 1) on a
   small instance, C(t, i) over t with the ends of rounds and iterations marked. No cells: its panel has
   ``algorithms: []``; the seed comes from ``banditrepro.seeds`` with ``options`` base_seed/seed_key/run.
+- ``ws-beta``: the β-sensitivity study: final regret of WS-S lines against β with 95 % intervals, and per panel
+  the grid's minimiser with a bootstrap interval over runs (table columns ``minimiser_*``, ``argmin_share``).
 """
 
 from __future__ import annotations
@@ -354,6 +356,110 @@ def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
     plotting.save(mpl_fig, png, pdf)
 
 
+# ----------------------------------------------------------------------------------------------------
+# ws-beta (issue 10 §2: where is β best?)
+#
+# The β-sensitivity study: the ws-curves table of WS-S lines that differ only in β, plus, per panel, the grid's
+# minimiser of mean final regret with a percentile-bootstrap interval over runs (runs resampled jointly across
+# β: the cells share random numbers by run index). The figure draws final regret against β (log x) with 95 %
+# intervals, the minimiser starred and its interval shaded.
+
+
+def beta_of(ref) -> float:
+    if "beta" not in ref.params:
+        raise ReproError(f"{ref.key}: a ws-beta line needs a β parameter")
+    return float(ref.params["beta"])
+
+
+def argmin_interval(finals: np.ndarray, *, seed: int, n_boot: int = 4000, level: float = 0.95):
+    """finals: (runs, lines) paired by run. Returns (argmin of the mean, interval low, high, share of bootstrap
+    resamples won by each line). Low/high are grid indices: the percentile interval of the bootstrap argmin,
+    read on the grid order (``inverted_cdf``, so both ends are grid points)."""
+    finals = np.asarray(finals, dtype=float)
+    n, m = finals.shape
+    idx = np.random.default_rng(np.random.SeedSequence(int(seed))).integers(0, n, size=(n_boot, n))
+    arg = finals[idx].mean(axis=1).argmin(axis=1)  # (n_boot,)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(arg, [a, 1 - a], method="inverted_cdf")
+    share = np.bincount(arg, minlength=m) / n_boot
+    return int(finals.mean(axis=0).argmin()), int(lo), int(hi), share
+
+
+def beta_finals(fig: Figure, panel, metric, root=SUMMARIES):
+    """(β values in increasing order, keys, finals (common runs × lines)) of one panel."""
+    refs = sorted(panel.algorithms, key=beta_of)
+    sums = [load_summary(summary_file(panel.dataset, panel.horizon, r.id, root)) for r in refs]
+    common = sums[0]["runs"]
+    for s in sums[1:]:
+        common = np.intersect1d(common, s["runs"])
+    cols = [np.asarray(s[f"{metric}_final"])[np.searchsorted(s["runs"], common)] for s in sums]
+    return [beta_of(r) for r in refs], [r.key for r in refs], np.column_stack(cols)
+
+
+def beta_seed(fig: Figure, k: int) -> int:
+    import zlib
+
+    return zlib.crc32(f"{fig.stem}/panel{k}/argmin".encode())
+
+
+def beta_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
+    df = ws_curves_table(fig, status_dir, prepared_dir, root)
+    df.insert(df.columns.get_loc("label") + 1, "beta", [beta_of(fig.algorithm(k)) for k in df.algorithm])
+    for col in ("argmin_share", "is_minimiser", "minimiser_beta", "minimiser_ci_low", "minimiser_ci_high"):
+        df[col] = np.nan if col != "is_minimiser" else False
+    for k, (panel, metric) in enumerate(zip(fig.panels, panel_metrics(fig))):
+        if not panel_status(panel.dataset, status_dir)[0]:
+            continue
+        betas, keys, finals = beta_finals(fig, panel, metric, root)
+        best, lo, hi, share = argmin_interval(finals, seed=beta_seed(fig, k))
+        for j, key in enumerate(keys):
+            at = (df.panel_index == k) & (df.algorithm == key)
+            df.loc[at, "argmin_share"] = share[j]
+            df.loc[at, "is_minimiser"] = j == best
+        at = df.panel_index == k
+        df.loc[at, "minimiser_beta"] = betas[best]
+        df.loc[at, "minimiser_ci_low"] = betas[lo]
+        df.loc[at, "minimiser_ci_high"] = betas[hi]
+    return df
+
+
+def draw_beta(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+    from banditrepro import plotting
+
+    df = beta_table(fig, status_dir, prepared_dir, root)
+    rows, cols = _layout(fig)
+    mpl_fig, axes = plotting.subplots(rows, cols)
+    color = plotting.color_for("ws-s")
+    for k, (ax, panel, metric) in enumerate(zip(axes.ravel(), fig.panels, panel_metrics(fig))):
+        title = _panel_title(panel, prepared_dir)
+        d = df[df.panel_index == k].sort_values("beta")
+        if (d.status != "ok").any():
+            plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
+            continue
+        err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
+        ax.errorbar(d.beta, d.mean_final_regret, yerr=err, color=color, marker="o", ms=4, capsize=3, lw=1.3,
+                    label="WS-S, mean final regret (95 % CI)")
+        best = d[d.is_minimiser.astype(bool)].iloc[0]
+        ax.axvspan(best.minimiser_ci_low * 0.97, best.minimiser_ci_high * 1.03, color="#999999", alpha=0.25, lw=0,
+                   label="minimiser, 95 % bootstrap interval")
+        ax.plot([best.beta], [best.mean_final_regret], marker="*", ms=13, color="black", ls="none",
+                label=f"minimiser β* = {best.beta:g}")
+        ax.set_xscale("log")
+        # every β is a tick; labels skip the crowded 1.05 / 1.2 (log spacing) so that none overlap
+        ax.set_xticks(d.beta.tolist(), [f"{b:g}" if b not in (1.05, 1.2) else "" for b in d.beta], fontsize=7)
+        ax.minorticks_off()
+        ax.set_title(f"{title}\nβ* = {best.beta:g} [{best.minimiser_ci_low:g}, {best.minimiser_ci_high:g}], "
+                     f"{int(d.runs.min())} runs")
+        ax.set_xlabel(fig.axes.get("x", "β (log)"))
+        ax.set_ylabel(f"final {METRIC_LABELS.get(metric, metric)}")
+        ax.legend(loc="upper center", fontsize=7, frameon=True)
+    for ax in axes.ravel()[len(fig.panels):]:
+        ax.set_visible(False)
+    mpl_fig.suptitle(fig.title, fontsize=11)
+    plotting.save(mpl_fig, png, pdf)
+
+
 register("ws-curves", ws_curves_table, draw_ws_curves)
 register("ws-matrices", matrices_table, draw_matrices)
 register("ws-rounds", rounds_table, draw_rounds)
+register("ws-beta", beta_table, draw_beta)

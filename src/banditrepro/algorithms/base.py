@@ -33,6 +33,7 @@ class Param:
     low_open: bool = False
     high_open: bool = False
     allow_none: bool = False  # None = "derive from the horizon" (documented per parameter)
+    choices: tuple = ()  # for "str" parameters: the allowed values (empty = any)
 
     def coerce(self, algorithm: str, value: Any) -> Any:
         if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
@@ -52,6 +53,8 @@ class Param:
             raise ReproError(f"{algorithm}: parameter {self.name}={value!r} is not a {self.kind}") from None
         if self.kind == "int" and not -(2**63) <= v < 2**63:  # kernels take int64
             raise ReproError(f"{algorithm}: parameter {self.name}={value!r} does not fit a 64-bit integer")
+        if self.choices and v not in self.choices:
+            raise ReproError(f"{algorithm}: parameter {self.name} must be one of {', '.join(self.choices)}, got {v!r}")
         if self.kind in ("float", "int"):
             if self.kind == "float" and not math.isfinite(v):
                 raise ReproError(f"{algorithm}: parameter {self.name} must be finite, got {v}")

@@ -6,6 +6,13 @@ the variant of every figure). SPEC §A.2 resolutions: a batch is the *set* of un
 round-robin (q_r passes over the pairs, the last batch cut at T) so R(t) is exact per comparison;
 rounds continue past B while budget remains; once |A| = 1 the arm duels itself until T (one more batch).
 Per batch the work is O(K²); per comparison only the recorder runs.
+
+Two labelled variants measure that reading (issue 10 §1, never the default):
+- ``pairs="literal"``: lines 7-11 read literally, as a multiset of ordered pairs: an undefeated i meets every
+  active j *including itself*, so {i, j} is compared twice when both ends are undefeated, and (i, i) q_r times
+  (pure regret, no information: self-duels do not update W, N).
+- ``B_log="2"``: B = ⌊log₂ T⌋ + B_offset instead of ⌊ln T⌋ + B_offset (more, smaller batches).
+An absolute ``B`` overrides both (B = 50, 100, 1000 in the rounds-needed study).
 """
 
 from __future__ import annotations
@@ -19,14 +26,23 @@ from banditrepro import ReproError
 from banditrepro.algorithms.base import AlgorithmSpec, Param
 from banditrepro.recorder import new_recorder, record
 
+LOG_BASES = ("e", "2")
 
-def resolve_batches(T: int, B: int | None, B_offset: int) -> int:
-    """B = ⌊ln T⌋ + B_offset when B is None (binding decision; Fig. 2 uses B_offset = 6), at least 1."""
+
+def resolve_batches(T: int, B: int | None, B_offset: int, B_log: str = "e") -> int:
+    """B = ⌊ln T⌋ + B_offset when B is None (binding decision; Fig. 2 uses B_offset = 6), at least 1.
+
+    ``B_log="2"`` (a variant, not the paper's reading) uses ⌊log₂ T⌋; an absolute B ignores the log base.
+    """
+    if B_log not in LOG_BASES:
+        raise ReproError(f"B_log must be one of {', '.join(LOG_BASES)}, got {B_log!r}")
     if B is not None:
         if B_offset != 0:
             raise ReproError(f"give either B={B} or B_offset={B_offset}, not both")
         return int(B)
-    return max(1, int(math.floor(math.log(T))) + int(B_offset))
+    # the +1e-9 guards exact powers (log2(2**20) may come out as 19.999…); it moves no T of the manifest
+    log_T = math.log(T) if B_log == "e" else math.log2(T) + 1e-9
+    return max(1, int(math.floor(log_T)) + int(B_offset))
 
 
 def batch_base(T: int, B: int) -> float:
@@ -103,6 +119,33 @@ def round_pairs(D, act, ir, sel, pa, pb):
 
 
 @njit(cache=True, nogil=True)
+def literal_pairs(D, act, ir, pa, pb):
+    """Alg. 1 lines 7-11 read literally (variant ``pairs="literal"``): a multiset of pairs, written to pa/pb.
+
+    For i ∈ A ∖ {i_r}: if i ∈ D_r(i_r), the pair (i_r, i) (lines 8-9); otherwise (i, j) for *every* j ∈ A,
+    j = i included (lines 10-11). Nothing is merged: {i, j} appears twice when both i and j are undefeated
+    by i_r, and (i, i) once per undefeated i. Entries are stored with a ≤ b, in the order generated.
+    pa/pb need K² slots. Returns the number m of entries.
+    """
+    K = act.shape[0]
+    m = 0
+    for i in range(K):
+        if not act[i] or i == ir:
+            continue
+        if D[ir, i]:  # lines 8-9
+            pa[m] = min(i, ir)
+            pb[m] = max(i, ir)
+            m += 1
+        else:  # lines 10-11, j = i not skipped
+            for j in range(K):
+                if act[j]:
+                    pa[m] = min(i, j)
+                    pb[m] = max(i, j)
+                    m += 1
+    return m
+
+
+@njit(cache=True, nogil=True)
 def collect_pairs(sel, pa, pb):
     """Upper-triangular selection matrix -> pair lists in lexicographic order; returns m."""
     K = sel.shape[0]
@@ -119,6 +162,8 @@ def collect_pairs(sel, pa, pb):
 @njit(cache=True, nogil=True)
 def run_batch(P, T, tab, grid, cum, out, pos, rng, W, N, pa, pb, m, qr):
     """One batch: every listed pair q_r times, round-robin, truncated at T; then update W and N.
+
+    A pair listed twice (literal variant) is run twice as often: its entries are updated one after another.
 
     Regret is recorded per comparison (q_r passes over the m pairs); the outcomes of a pair are one
     Binomial(n, P[a, b]) draw, since nothing inside a batch depends on them.
@@ -141,6 +186,8 @@ def run_batch(P, T, tab, grid, cum, out, pos, rng, W, N, pa, pb, m, qr):
             continue
         a = pa[k]
         b = pb[k]
+        if a == b:  # a self-duel (literal variant only) carries no information: regret only, no update
+            continue
         w = rng.binomial(n, P[a, b])
         W[a, b] += w
         W[b, a] += n - w
@@ -236,7 +283,7 @@ def only_arm(act):
 
 
 @njit(cache=True, nogil=True)
-def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight):
+def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight, literal=False):
     K = P.shape[0]
     cum, out, pos = new_recorder(tab, grid)
     W = np.zeros((K, K))
@@ -245,7 +292,7 @@ def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight):
     D = np.zeros((K, K), np.bool_)
     sel = np.zeros((K, K), np.bool_)
     I = np.zeros(K)
-    npair = K * (K - 1) // 2
+    npair = K * K if literal else K * (K - 1) // 2  # literal: ordered pairs and self-pairs
     pa = np.empty(npair, np.int64)
     pb = np.empty(npair, np.int64)
     q = T ** (1.0 / B)
@@ -264,8 +311,11 @@ def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight):
         c_a = 2.0 * math.log(2.0 * K * K * batch_size(q, r - 1))
         defeated_sets(W, N, act, c_a, D)
         ir = pick_candidate(D, act, rng)
-        # lines 7-11: the batch, each distinct pair q_r times
-        m = round_pairs(D, act, ir, sel, pa, pb)
+        # lines 7-11: the batch, each distinct pair q_r times (literal variant: the multiset, each entry q_r times)
+        if literal:
+            m = literal_pairs(D, act, ir, pa, pb)
+        else:
+            m = round_pairs(D, act, ir, sel, pa, pb)
         run_batch(P, T, tab, grid, cum, out, pos, rng, W, N, pa, pb, m, batch_size(q, r))
         n_batches += 1
         # lines 12-14: elimination (Hoeffding for C2B, KL for C2B-KL)
@@ -277,13 +327,14 @@ def c2b_kernel(P, T, tab, grid, rng, B, use_kl, kweight):
     return out, n_batches, pos[0]
 
 
-def run(instance, T, tab, grid, rng, *, B, B_offset, kweight=0.0, use_kl=False):
-    nb = resolve_batches(T, B, B_offset)
-    return c2b_kernel(instance.P, T, tab, grid, rng, nb, use_kl, kweight)
+def run(instance, T, tab, grid, rng, *, B, B_offset, kweight=0.0, use_kl=False, pairs="once", B_log="e"):
+    nb = resolve_batches(T, B, B_offset, B_log)
+    return c2b_kernel(instance.P, T, tab, grid, rng, nb, use_kl, kweight, pairs == "literal")
 
 
-def run_kl(instance, T, tab, grid, rng, *, B, B_offset, kweight):
-    return run(instance, T, tab, grid, rng, B=B, B_offset=B_offset, kweight=kweight, use_kl=True)
+def run_kl(instance, T, tab, grid, rng, *, B, B_offset, kweight, pairs="once", B_log="e"):
+    return run(instance, T, tab, grid, rng, B=B, B_offset=B_offset, kweight=kweight, use_kl=True, pairs=pairs,
+               B_log=B_log)
 
 
 CITATION = ("Agarwal, Ghuge, Nagarajan, An Asymptotically Optimal Batched Algorithm for the Dueling Bandit "
@@ -294,6 +345,14 @@ B_PARAMS = (
     Param("B_offset", "int", 0, "added to floor(ln T) when B is None (Fig. 2: 6); B is at least 1"),
 )
 
+# variants of our reading (issue 10 §1); defaults reproduce the SPEC reading, so existing cell ids do not change
+VARIANT_PARAMS = (
+    Param("pairs", "str", "once", "once: each distinct unordered pair q_r times per batch (SPEC §A.2); literal: "
+          "Alg. 1 lines 7-11 as written, pairs from both ends and (i, i) included", choices=("once", "literal")),
+    Param("B_log", "str", "e", "log base of the default B: e (⌊ln T⌋, SPEC) or 2 (⌊log₂ T⌋, a variant)",
+          choices=LOG_BASES),
+)
+
 SPECS = {
     "c2b": AlgorithmSpec(
         name="c2b",
@@ -301,7 +360,7 @@ SPECS = {
         problem="duel",
         citation=CITATION + " (Alg. 1)",
         run=run,
-        params=B_PARAMS,
+        params=B_PARAMS + VARIANT_PARAMS,
         batched=True,
     ),
     "c2b-kl": AlgorithmSpec(
@@ -312,7 +371,7 @@ SPECS = {
         run=run_kl,
         params=B_PARAMS + (
             Param("kweight", "float", 0.3, "f(K) = kweight * K^1.01 in the KL elimination", low=0.0),
-        ),
+        ) + VARIANT_PARAMS,
         batched=True,
     ),
 }
