@@ -63,7 +63,7 @@ _loaded: dict[str, AlgorithmSpec] = {}
 _warned: set[str] = set()
 
 
-def _origin(ep: metadata.EntryPoint) -> str:
+def origin(ep: metadata.EntryPoint) -> str:
     dist = getattr(ep, "dist", None)
     return f"{dist.name} {dist.version}" if dist else ep.value
 
@@ -77,13 +77,13 @@ def entry_points() -> dict[str, metadata.EntryPoint]:
 
             found: dict[str, metadata.EntryPoint] = {}
             for ep in metadata.entry_points(group=GROUP):
-                where = f"plugin algorithm {ep.name!r} ({_origin(ep)}, {ep.value})"
+                where = f"plugin algorithm {ep.name!r} ({origin(ep)}, {ep.value})"
                 if ep.name in MODULES:
                     raise ReproError(f"{where} has the name of a built-in algorithm; rename its entry point")
                 if not NAME.fullmatch(ep.name):
                     raise ReproError(f"{where}: names are lower-case letters, digits and '-'")
                 if ep.name in found and found[ep.name].value != ep.value:
-                    raise ReproError(f"{where} is also registered by {_origin(found[ep.name])}")
+                    raise ReproError(f"{where} is also registered by {origin(found[ep.name])}")
                 found[ep.name] = ep
             _found = found
         return _found
@@ -154,7 +154,7 @@ def is_compiled(spec: AlgorithmSpec) -> bool:
 
 
 def _checked(name: str, spec, ep: metadata.EntryPoint) -> AlgorithmSpec:
-    where = f"plugin algorithm {name!r} ({_origin(ep)})"
+    where = f"plugin algorithm {name!r} ({origin(ep)})"
     if not isinstance(spec, AlgorithmSpec):
         raise ReproError(f"{where}: {ep.value} is a {type(spec).__name__}, expected an AlgorithmSpec")
     if spec.name != name:

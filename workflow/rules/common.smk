@@ -25,7 +25,7 @@ def _root_path(p):
 
 
 try:
-    CATALOG = load_catalog(_root_path(config["catalog"]))
+    CATALOG = load_catalog(_root_path(config["catalog"]), config["datasets"], ROOT)
     FIGURES = load_manifest(
         _root_path(config["manifest"]),
         papers=config["papers"],
@@ -52,6 +52,15 @@ wildcard_constraints:
     run=r"\d+",
     paper=r"[a-z0-9-]+",
     figure=r"[a-z0-9-]+",
+
+
+def entry_arg(dataset):
+    """A matrix-file or config-declared dataset's declaration for the prepare job (paths absolute)."""
+    import shlex
+
+    if dataset not in CATALOG.declared and CATALOG.user_file(dataset) is None:
+        return ""
+    return "--entry " + shlex.quote(json.dumps(CATALOG.resolved_entry(dataset)))
 
 
 def mirror_args():

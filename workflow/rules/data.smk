@@ -51,6 +51,7 @@ rule prepare_dataset:
         fallback=lambda wc: [
             f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)
         ],
+        user_file=lambda wc: [str(f) for f in [CATALOG.user_file(wc.dataset)] if f],
     output:
         f"{PREPARED}/{{dataset}}.json",
     log:
@@ -63,6 +64,7 @@ rule prepare_dataset:
     params:
         catalog=_root_path(config["catalog"]),
         raw=RAW,
+        entry=lambda wc: entry_arg(wc.dataset),
     shell:
         "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
-        " --out {output} > {log} 2>&1"
+        " {params.entry} --out {output} > {log} 2>&1"
