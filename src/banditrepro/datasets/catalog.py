@@ -128,8 +128,9 @@ class Catalog:
             if path:
                 P = derive.read_matrix_file(path, name)
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                if entry.get("sha256") and entry["sha256"] != digest:
-                    raise ReproError(f"{name}: {path} has sha256 {digest}, the declaration pins {entry['sha256']}")
+                pin = entry.get("sha256")
+                if pin is not None and str(pin) != digest:  # fails closed, even on a pin YAML read as a number
+                    raise ReproError(f"{name}: {path} has sha256 {digest}, the declaration pins {pin}")
                 labels = entry.get("labels") or [f"item {i}" for i in range(len(P))]
                 return P, labels, {"substitute": False, "matrix_file": str(path), "sha256": digest}
             if not entry.get("fallback"):
