@@ -318,7 +318,8 @@ def test_yelp_is_a_matrix_file_dataset(tmp_path):
             "--prepared-dir", str(tmp_path / "prep"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rec = json.loads((tmp_path / "prep/yelp.json").read_text())
-    assert rec["substitute"] is False and rec["sha256"] == hashlib.sha256((tmp_path / "yelp.txt").read_bytes()).hexdigest()
+    assert rec["substitute"] is False
+    assert rec["sha256"] == hashlib.sha256((tmp_path / "yelp.txt").read_bytes()).hexdigest()
 
 
 # ------------------------------------------------------------------------------------------- workflow
@@ -355,9 +356,9 @@ def test_workflow_prepares_a_config_dataset(tmp_path):
     folder.mkdir()
     np.save(folder / "six's.npy", SIX_RANKERS)
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"datasets:\n  my-matrix: {{path: \"{folder / 'six' + chr(39) + 's.npy'}\"}}\n")
+    cfg.write_text(f"datasets:\n  my-matrix: {{path: \"{folder / (chr(39).join(['six', 's.npy']))}\"}}\n")
     work = tmp_path / "work"
-    r = snakemake("--cores", "1", "--directory", str(work), "--configfile", str(cfg), "data/prepared/my-matrix.json")
+    r = snakemake("data/prepared/my-matrix.json", "--cores", "1", "--directory", str(work), "--configfile", str(cfg))
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     rec = json.loads((work / "data/prepared/my-matrix.json").read_text())
     assert rec["sha256"] == hashlib.sha256((folder / "six's.npy").read_bytes()).hexdigest()
