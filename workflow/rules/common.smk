@@ -60,7 +60,7 @@ def entry_arg(dataset):
 
     if dataset not in CATALOG.declared and CATALOG.user_file(dataset) is None:
         return ""
-    return "--entry " + shlex.quote(json.dumps(CATALOG.resolved_entry(dataset)))
+    return f"--entry {shlex.quote(json.dumps(CATALOG.resolved_entry(dataset)))}"
 
 
 def mirror_args():
