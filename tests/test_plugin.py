@@ -111,6 +111,8 @@ def test_simulate_uniform_pairs_matches_the_uniform_policy(example_installed, pr
     assert r.returncode == 0, r.stderr
     # a plain-Python kernel says so, on one line
     assert [ln for ln in r.stderr.splitlines() if "plain-Python" in ln] == [r.stderr.strip()]
+    sidecar = json.loads(out.with_suffix(".json").read_text())
+    assert sidecar["plugin"] == f"banditrepro-uniform-pairs {metadata.version('banditrepro-uniform-pairs')}"
     rec = json.loads((prepared / "six-rankers.json").read_text())
     P = np.array(rec["matrix"])
     gaps = P[rec["condorcet_winner"]] - 0.5
@@ -162,6 +164,15 @@ def test_plugin_parameters_are_validated_and_named_in_ids(example_installed):
     with pytest.raises(ReproError, match="self_duels='maybe' is not a bool"):
         spec.resolve({"self_duels": "maybe"})
     assert "uniform-pairs" in algorithms.names(plugins=True) and "uniform-pairs" not in algorithms.names()
+
+
+def test_entry_points_are_not_scanned_for_built_in_names_or_the_papers_manifest(fresh_plugins):
+    """The workflow's parse time (the papers' manifest, built-in algorithms) never scans or imports plugins."""
+    from banditrepro.manifest import load_manifest
+
+    figures = load_manifest(ROOT / "config" / "figures")
+    assert len(figures) > 10 and algorithms.get("rmed1").name == "rmed1"
+    assert plugins._found is None and plugins._loaded == {}
 
 
 def test_name_of_a_builtin_is_an_error_not_an_override(tmp_path, fresh_plugins, monkeypatch):
@@ -308,6 +319,13 @@ def test_config_dataset_may_not_shadow_the_catalog(tmp_path):
     cfg.write_text("datasets:\n  sushi16: {means: [0.5, 0.4]}\n")
     r = cli("datasets", "--catalog", str(CATALOG), "--config", str(cfg), cwd=tmp_path)
     assert r.returncode == 2 and "'sushi16' is declared in the config and in the catalog" in r.stderr
+
+
+def test_simulate_reads_an_npy_matrix(tmp_path):
+    np.save(tmp_path / "six.npy", SIX_RANKERS)
+    r = cli("simulate", "--algorithm", "rucb", "--matrix", str(tmp_path / "six.npy"), "--horizon", "100",
+            "--out", str(tmp_path / "c.npz"))
+    assert r.returncode == 0 and "rucb on six, T=100" in r.stdout, r.stderr
 
 
 def test_yelp_is_a_matrix_file_dataset(tmp_path):

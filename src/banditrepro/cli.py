@@ -28,6 +28,11 @@ def _params(pairs: list[str]) -> dict[str, str]:
 def _instance(args):
     from banditrepro.instances import BernoulliArms, load_matrix_text
 
+    if args.matrix and Path(args.matrix).suffix == ".npy":
+        from banditrepro.datasets.derive import read_matrix_file
+        from banditrepro.instances import PreferenceMatrix
+
+        return PreferenceMatrix(read_matrix_file(Path(args.matrix), args.matrix), name=Path(args.matrix).stem)
     if args.matrix:
         return load_matrix_text(args.matrix)
     if args.means:
@@ -225,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="algorithm parameter (repeatable)")
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", help="prepared dataset name")
-    src.add_argument("--matrix", help="whitespace-separated K×K preference matrix file")
+    src.add_argument("--matrix", help="K×K preference matrix file: whitespace-separated text or .npy")
     src.add_argument("--means", help="comma-separated Bernoulli means")
     s.add_argument("--horizon", type=int, required=True)
     s.add_argument("--seed", type=int, default=0, help="run index (the cell's seed key)")
