@@ -283,7 +283,8 @@ def test_every_claim_gets_a_verdict(mini_run):
     assert by_id.loc["alpha1-eta-constant", "verdict"] == vd.REPRODUCED
     assert by_id.loc["equal-privacy-c", "verdict"] == vd.REPRODUCED
     assert by_id.loc["same-regret-bound", "verdict"] == vd.REPRODUCED
-    # at T <= 1500 DP-TS-UCB(α=0)'s η exceeds TS-Gaussian's √(0.5 T) (they cross at T ≈ 6.57e5); at α = 0 M-TS-Gaussian(b=0,
+    # at T <= 1500 DP-TS-UCB(α=0)'s η exceeds TS-Gaussian's √(0.5 T) (they cross at T ≈ 6.57e5);
+    # at α = 0 M-TS-Gaussian(b=0,
     # c=5) is more private than DP-TS-UCB(α=0) at every T of the paper (10^3 … 10^7)
     assert by_id.loc["gdp-alpha0-beats-ts-gaussian", "verdict"] == vd.NOT_REPRODUCED
     assert by_id.loc["equal-bound-better-privacy", "verdict"] == vd.NOT_REPRODUCED

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pytest
 
 from banditrepro.cell import run_cell
 from banditrepro.instances import BernoulliArms

@@ -7,6 +7,9 @@ starts fast; importing this package imports nothing but the standard library.
 __version__ = "0.1.0"
 
 
+NUMBA_CACHE_KEY = ""  # hash of the sources numba compiles (set below); plugin caches are keyed on it too
+
+
 class ReproError(Exception):
     """Bad input or unavailable data: the CLI prints the message on one line, without a traceback."""
 
@@ -23,16 +26,23 @@ def _numba_cache_dir() -> None:
     import os
     from pathlib import Path
 
-    if "NUMBA_CACHE_DIR" in os.environ:
-        return
+    global NUMBA_CACHE_KEY
     root = Path(__file__).parent
     h = hashlib.sha256()
     compiled = [root / "recorder.py", *(root / "algorithms").glob("*.py")]  # what numba compiles
     for path in sorted(compiled):
         h.update(path.relative_to(root).as_posix().encode())
         h.update(path.read_bytes())
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "banditrepro"
-    os.environ["NUMBA_CACHE_DIR"] = str(base / f"numba-{h.hexdigest()[:16]}")
+    NUMBA_CACHE_KEY = h.hexdigest()[:16]
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_base() / f"numba-{NUMBA_CACHE_KEY}"))
+
+
+def cache_base():
+    """The folder of every compiled-kernel cache (ours and plugins', ``banditrepro.plugins``)."""
+    import os
+    from pathlib import Path
+
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "banditrepro"
 
 
 _numba_cache_dir()

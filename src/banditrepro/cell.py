@@ -101,8 +101,13 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
     if steps != horizon:
         raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
     curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}
+    meta = {"load_seconds": load}
+    if algorithm not in algorithms.MODULES:  # provenance of a plugin's cell: its distribution and version
+        from banditrepro import plugins
+
+        meta["plugin"] = plugins.origin(plugins.entry_points()[algorithm])
     return CellResult(algorithm, resolved, instance.name, horizon, run, base_seed, grid, curves,
-                      int(n_batches), wall, {"load_seconds": load}, drawn)
+                      int(n_batches), wall, meta, drawn)
 
 
 def write_cell(result: CellResult, path: str | Path, sidecar: str | Path | None = None) -> None:

@@ -94,6 +94,11 @@ def _instance(args):
     from banditrepro.instances import BernoulliArms, load_matrix_text
 
     try:
+        if args.matrix is not None and Path(args.matrix).suffix == ".npy":
+            from banditrepro.datasets.derive import read_matrix_file
+            from banditrepro.instances import PreferenceMatrix
+
+            return PreferenceMatrix(read_matrix_file(Path(args.matrix), args.matrix), name=Path(args.matrix).stem)
         if args.matrix is not None:
             return load_matrix_text(args.matrix)
         if args.means is not None:
@@ -142,10 +147,31 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def cmd_datasets(args) -> int:
+def _catalog(args):
+    """The catalog plus the datasets declared under ``datasets:`` of the workflow config (if it exists)
+    and, for one dataset, a declaration passed as JSON (``--entry``, what the workflow's prepare job gets)."""
+    import json
+
+    import yaml
+
     from banditrepro.datasets.catalog import load_catalog
 
-    cat = load_catalog(args.catalog)
+    if getattr(args, "entry", None):
+        try:
+            return load_catalog(args.catalog, {args.dataset: json.loads(args.entry)}, replace=True)
+        except json.JSONDecodeError as exc:
+            raise ReproError(f"--entry is not JSON: {exc}") from None
+    declared = {}
+    config = Path(args.config) if args.config else Path("config/config.yaml")
+    if args.config and not config.is_file():
+        raise ReproError(f"config file not found: {config}")
+    if config.is_file():
+        declared = dict((yaml.safe_load(config.read_text()) or {}).get("datasets") or {})
+    return load_catalog(args.catalog, declared)
+
+
+def cmd_datasets(args) -> int:
+    cat = _catalog(args)
     mirrors = [m for m in args.mirror if m.startswith(("http", "file:")) or Path(m).is_dir()]
     print(f"{'dataset':16} {'prepared':9} {'raw data':30} description")
     for name, entry in cat.datasets.items():
@@ -158,7 +184,12 @@ def cmd_datasets(args) -> int:
                 status.append("in mirror")
             else:
                 status.append("needs network")
+        user_file = cat.user_file(name)
+        if user_file:
+            status.append(("file " if user_file.is_file() else "missing file ") + str(entry["path"]))
         raw = ", ".join(status) or ("derived from " + entry["fallback"] if "fallback" in entry else "none needed")
+        if name in cat.declared:
+            raw += " (config)"
         print(f"{name:16} {'yes' if prepared else 'no':9} {raw:30} {entry.get('description', '')}")
     return 0
 
@@ -194,15 +225,24 @@ def cmd_probe(args) -> int:
 
 
 def cmd_prepare(args) -> int:
-    from banditrepro.datasets.catalog import load_catalog
-
-    cat = load_catalog(args.catalog)
+    cat = _catalog(args)
     if args.out and Path(args.out).name != f"{args.dataset}.json":
         raise ReproError(f"--out must name {args.dataset}.json, got {args.out}")
     prepared_dir = Path(args.out).parent if args.out else args.prepared_dir
     rec = cat.prepare(args.dataset, args.raw_dir, prepared_dir)
     cw = rec.get("condorcet_label")
     print(f"{args.dataset}: prepared" + (f", Condorcet winner {cw}" if cw else ""))
+    return 0
+
+
+def cmd_algorithms(args) -> int:
+    from banditrepro import algorithms, plugins
+
+    print(f"{'algorithm':18} {'problem':8} {'origin':36} label")
+    for name in algorithms.names(plugins=True):
+        spec = algorithms.get(name)
+        origin = "built in" if name in algorithms.MODULES else "plugin " + plugins.origin(plugins.entry_points()[name])
+        print(f"{name:18} {spec.problem:8} {origin:36} {spec.label}")
     return 0
 
 
@@ -271,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--param", action="append", metavar="KEY=VALUE", help="algorithm parameter (repeatable)")
     src = s.add_mutually_exclusive_group(required=True)
     src.add_argument("--dataset", help="prepared dataset name")
-    src.add_argument("--matrix", help="whitespace-separated K×K preference matrix file")
+    src.add_argument("--matrix", help="K×K preference matrix file: whitespace-separated text or .npy")
     src.add_argument("--means", help="comma-separated Bernoulli means")
     s.add_argument("--horizon", type=_HORIZON, required=True,
                    help=f"time steps T, 1 <= T <= {MAX_HORIZON_TEXT} (100x the papers' largest, 10^7)")
@@ -283,9 +323,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--catalog", default=DEFAULT_CATALOG, help="dataset catalog, to tell unknown datasets")
     s.set_defaults(func=cmd_simulate)
 
+    def config_opt(sp):
+        sp.add_argument("--config", default=None,
+                        help="workflow config whose datasets: are added (default config/config.yaml if present)")
+
     s = sub.add_parser("datasets", help="list known datasets and whether each is prepared / needs the network")
     data_opts(s)
+    config_opt(s)
     s.set_defaults(func=cmd_datasets)
+
+    s = sub.add_parser("algorithms", help="list the algorithms, built in and installed plugins")
+    s.set_defaults(func=cmd_algorithms)
 
     s = sub.add_parser("fetch", help="obtain one raw file (mirrors first), verify its checksum")
     s.add_argument("source", help="relative path of the raw file, e.g. mslr/MSLR-Nabigational.txt")
@@ -302,7 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("prepare", help="derive a dataset from its raw files into data/prepared/<name>.json")
     s.add_argument("dataset")
     s.add_argument("--out", type=_output(".json"), help="the prepared file (default: <prepared-dir>/<dataset>.json)")
+    s.add_argument("--entry", help="the dataset's declaration as JSON (instead of the catalog's or config's)")
     data_opts(s, mirrors=False)
+    config_opt(s)
     s.set_defaults(func=cmd_prepare)
     def manifest_opts(sp):
         sp.add_argument("--manifest", default="config/figures")

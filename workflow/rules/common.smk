@@ -85,7 +85,7 @@ def rel(p):
 
 
 try:
-    CATALOG = load_catalog(_root_path(config["catalog"]))
+    CATALOG = load_catalog(_root_path(config["catalog"]), config["datasets"], ROOT)
     FIGURES = load_manifest(
         _root_path(config["manifest"]),
         papers=config["papers"],
@@ -255,6 +255,17 @@ def dataset_spec(dataset):
     return digest(
         [CATALOG.dataset(dataset)] + [CATALOG.source(s) for s in CATALOG.raw_inputs(dataset)]
     )
+
+# --- datasets declared in the config ---------------------------------------------------------------
+
+
+def entry_arg(dataset):
+    """A matrix-file or config-declared dataset's declaration for the prepare job (paths absolute)."""
+    import shlex
+
+    if dataset not in CATALOG.declared and CATALOG.user_file(dataset) is None:
+        return ""
+    return f"--entry {shlex.quote(json.dumps(CATALOG.resolved_entry(dataset)))}"
 
 
 # --- paths ---------------------------------------------------------------------------------------------

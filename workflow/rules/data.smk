@@ -55,6 +55,7 @@ rule prepare_dataset:
         fallback=lambda wc: [
             f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)
         ],
+        user_file=lambda wc: [str(f) for f in [CATALOG.user_file(wc.dataset)] if f],
     output:
         f"{PREPARED}/{{dataset}}.json",
     log:
@@ -68,6 +69,7 @@ rule prepare_dataset:
         catalog=rel(config["catalog"]),
         raw=RAW,
         spec=lambda wc: dataset_spec(wc.dataset),
+        entry=lambda wc: entry_arg(wc.dataset),
     shell:
         "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
-        " --out {output} > {log} 2>&1"
+        " {params.entry} --out {output} > {log} 2>&1"

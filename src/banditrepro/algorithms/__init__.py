@@ -1,5 +1,6 @@
-"""The algorithm registry: name -> module holding ``SPEC`` (imported lazily, so a cell compiles/loads
-only the kernel it runs)."""
+"""The algorithm registry: name -> module holding ``SPECS`` (imported lazily, so a cell compiles/loads
+only the kernel it runs), then algorithms of other packages (entry points, ``banditrepro.plugins``:
+the contract), looked up only for names that are not built in."""
 
 from __future__ import annotations
 
@@ -38,13 +39,24 @@ MODULES = {
 }
 
 
-def names() -> list[str]:
-    return list(MODULES)
+def names(plugins: bool = False) -> list[str]:
+    """Built-in names; with ``plugins``, then the installed plugins' (scans the entry points)."""
+    if not plugins:
+        return list(MODULES)
+    from banditrepro import plugins as ext
+
+    return [*MODULES, *sorted(ext.entry_points())]
 
 
 def get(name: str) -> AlgorithmSpec:
     if name not in MODULES:
-        raise ReproError(f"unknown algorithm {name!r} (known: {', '.join(MODULES)})")
+        from banditrepro import plugins as ext
+
+        spec = ext.load(name)
+        if spec is None:
+            known = ", ".join(names(plugins=True))
+            raise ReproError(f"unknown algorithm {name!r} (known: {known}; others install as plugins)")
+        return spec
     try:
         module = importlib.import_module(f"banditrepro.algorithms.{MODULES[name]}")
     except ModuleNotFoundError as exc:

@@ -1,7 +1,14 @@
-"""The dataset catalog (``config/datasets.yaml``): raw sources and the derivation of each instance."""
+"""The dataset catalog (``config/datasets.yaml``): raw sources and the derivation of each instance.
+
+Users add datasets without code, in the catalog or under ``datasets:`` of the workflow config: a
+preference matrix file (``path:``, text or ``.npy``; optional ``sha256:`` to pin it, ``labels:``) or
+Bernoulli means (``means: [...]``). They are validated like ours (square, entries in [0, 1], diagonal
+1/2, P + Pᵀ = 1, a Condorcet winner) and the file's sha256 is recorded in the prepared json.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +29,8 @@ DERIVE_FROM_URL = {"sushi_archive": derive.sushi_archive_to_wins}
 class Catalog:
     sources: dict[str, dict[str, Any]]
     datasets: dict[str, dict[str, Any]]
+    declared: frozenset[str] = frozenset()  # names declared in the workflow config, not the catalog
+    root: Path = Path(".")  # relative ``path:`` entries are read from here
 
     def dataset(self, name: str) -> dict[str, Any]:
         if name not in self.datasets:
@@ -41,9 +50,22 @@ class Catalog:
         return []
 
     def dataset_inputs(self, name: str) -> list[str]:
-        """Other prepared datasets ``name`` needs (a fallback instance)."""
-        fb = self.dataset(name).get("fallback")
-        return [fb] if fb else []
+        """Other prepared datasets ``name`` needs (a fallback instance, when no matrix file is given)."""
+        entry = self.dataset(name)
+        fb = entry.get("fallback")
+        return [fb] if fb and not entry.get("path") else []
+
+    def user_file(self, name: str) -> Path | None:
+        """The matrix file of a ``matrix_file`` dataset (absolute), or None."""
+        path = self.dataset(name).get("path")
+        return (self.root / path).resolve() if path else None
+
+    def resolved_entry(self, name: str) -> dict[str, Any]:
+        """The dataset's declaration with its file path made absolute (to hand to another process)."""
+        entry = dict(self.dataset(name))
+        if entry.get("path"):
+            entry["path"] = str(self.user_file(name))
+        return entry
 
     def is_optional(self, name: str) -> bool:
         return bool(self.dataset(name).get("optional", False))
@@ -85,7 +107,7 @@ class Catalog:
                                   "description": entry.get("description", ""),
                                   "reference": entry.get("reference", "")}
         if how == "bernoulli":
-            inst = BernoulliArms(entry["means"], name=name)
+            inst = BernoulliArms(entry["means"], labels=tuple(entry.get("labels", ())), name=name)
             record.update(kind="mab", means=inst.means.tolist(), labels=list(inst.labels))
         elif how == "utility_model" and entry.get("per_run"):
             # generative: no matrix here, every run draws its own (cell.run_cell, instances.UtilityModel)
@@ -125,11 +147,18 @@ class Catalog:
         if how == "utility_model":
             P, u = derive.utility_model(entry["n"], entry["seed"])
             return P, [f"item {i} (u={x:.3f})" for i, x in enumerate(u)], {"utilities": u.tolist()}
-        if how == "user_matrix":
-            path = entry.get("path")
+        if how == "matrix_file":
+            path = self.user_file(name)
             if path:
-                P = derive.read_text_matrix(Path(path))
-                return P, [f"item {i}" for i in range(len(P))], {"substitute": False, "matrix_file": str(path)}
+                P = derive.read_matrix_file(path, name)
+                digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                pin = entry.get("sha256")
+                if pin is not None and str(pin) != digest:  # fails closed, even on a pin YAML read as a number
+                    raise ReproError(f"{name}: {path} has sha256 {digest}, the declaration pins {pin}")
+                labels = entry.get("labels") or [f"item {i}" for i in range(len(P))]
+                return P, labels, {"substitute": False, "matrix_file": str(path), "sha256": digest}
+            if not entry.get("fallback"):
+                raise ReproError(f"{name}: a matrix_file dataset needs a path (or a fallback dataset)")
             fb = json.loads((prepared / f"{entry['fallback']}.json").read_text())
             note = entry.get("substitute_label", f"substitute: {entry['fallback']}")
             return np.array(fb["matrix"]), fb["labels"], {"substitute": True, "substitute_label": note,
@@ -137,7 +166,14 @@ class Catalog:
         raise ReproError(f"{name}: unknown derivation {how!r}")
 
 
-def load_catalog(path: str | Path) -> Catalog:
+def load_catalog(path: str | Path, declared: dict[str, dict] | None = None, root: str | Path = ".",
+                 replace: bool = False) -> Catalog:
+    """The catalog plus the datasets ``declared`` in the workflow config (names must be new, unless
+    ``replace``: then a declaration replaces the catalog's, as for a prepare job handed its entry).
+
+    An entry without ``derivation`` is a ``matrix_file`` if it has ``path``, ``bernoulli`` if it has
+    ``means``; relative paths are read from ``root`` (the workflow passes the project root).
+    """
     import yaml
 
     path = Path(path)
@@ -150,7 +186,20 @@ def load_catalog(path: str | Path) -> Catalog:
     parts = [doc.get(k, {}) if isinstance(doc, dict) else None for k in ("sources", "datasets")]
     if not all(isinstance(p, dict) and all(isinstance(v, dict) for v in p.values()) for p in parts):
         raise ReproError(f"dataset catalog {path}: expected mappings 'sources' and 'datasets' of entries")
-    return Catalog(sources=parts[0], datasets=parts[1])
+    datasets = dict(parts[1])
+    for name, entry in (declared or {}).items():
+        if name in datasets and not replace:
+            raise ReproError(f"dataset {name!r} is declared in the config and in the catalog {path}")
+        datasets[name] = dict(entry)
+    for name, entry in datasets.items():
+        if "derivation" not in entry:
+            kinds = [k for k in ("path", "means") if k in entry]
+            if len(kinds) != 1:
+                raise ReproError(f"dataset {name!r}: declare either path (a matrix file) or means "
+                                 "(Bernoulli arms), or a derivation")
+            entry["derivation"] = "matrix_file" if kinds[0] == "path" else "bernoulli"
+    return Catalog(sources=parts[0], datasets=datasets,
+                   declared=frozenset(declared or ()), root=Path(root))
 
 
 def load_prepared(path: str | Path):

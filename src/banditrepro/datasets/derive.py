@@ -164,3 +164,18 @@ def utility_model(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def read_text_matrix(path: Path, skiprows: int = 0) -> np.ndarray:
     return np.loadtxt(io.StringIO(Path(path).read_text()), skiprows=skiprows, ndmin=2)
+
+
+# ------------------------------------------------------------------------------------ user matrices
+def read_matrix_file(path: Path, name: str) -> np.ndarray:
+    """A user's K×K preference matrix: ``.npy`` (numpy.save) or whitespace-separated text (``#`` comments).
+    Only read here; ``PreferenceMatrix`` validates it."""
+    path = Path(path)
+    if not path.is_file():
+        raise ReproError(f"{name}: matrix file not found: {path}")
+    try:
+        P = np.load(path, allow_pickle=False) if path.suffix == ".npy" else np.loadtxt(path, ndmin=2)
+        return np.asarray(P, dtype=np.float64)
+    except (ValueError, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ReproError(f"{name}: cannot read a matrix from {path}: {first}") from None
