@@ -12,8 +12,8 @@ from banditrepro.figures import summary_file
 
 def write_runs(root: Path, dataset: str, horizon: int, algo_id: str, finals, metrics=("regret",),
                halves=None) -> None:
-    """A summary with per-run ``{metric}_final`` for every metric (same values), and, if ``halves`` is given,
-    one cell per run under root/../cells whose curve is 0, half, final at t = 1, T/2, T."""
+    """A summary with per-run ``{metric}_final`` for every metric (same values) and, if ``halves`` is given,
+    per-run ``{metric}_half`` (R at T/2, as aggregate.summarize writes it)."""
     finals = np.asarray(finals, dtype=float)
     runs = np.arange(finals.size)
     grid = np.array([1, horizon // 2, horizon], dtype=np.int64)
@@ -21,12 +21,9 @@ def write_runs(root: Path, dataset: str, horizon: int, algo_id: str, finals, met
     for m in metrics:
         s[f"{m}_final"] = finals
         s[f"{m}_mean"] = np.array([0.0, float(np.mean(halves)) if halves is not None else 0.0, finals.mean()])
+        if halves is not None:
+            s[f"{m}_half"] = np.asarray(halves, dtype=float)
     write_npz(summary_file(dataset, horizon, algo_id, root), s)
-    if halves is not None:
-        cells = Path(root).parent / "cells" / dataset / f"T{horizon}" / algo_id
-        for r, (h, f) in enumerate(zip(np.asarray(halves, dtype=float), finals)):
-            write_npz(cells / f"run{r}.npz", {"grid": grid, "run": np.int64(r),
-                                              **{m: np.array([0.0, h, f]) for m in metrics}})
 
 
 def noisy(mean: float, n: int = 30, rel_sd: float = 0.1, seed: int = 0) -> np.ndarray:

@@ -67,6 +67,9 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
             raise ReproError(f"summarize: {key} is recorded in some cells of {first['instance']} but not all")
         out[key] = np.stack([np.asarray(c[key]) for c in cells])
     metrics = [k for k in first if "regret" in k and not k.startswith("final_") and k not in _META]
+    # R(T/2) per run (the curve at the last grid point ≤ T/2): the claims' "late share" needs it, and the
+    # summary is the claims job's declared input (cells are not)
+    half = int(np.searchsorted(first["grid"], first["grid"][-1] // 2, side="right")) - 1
     for m in metrics:
         curves = np.stack([c[m] for c in cells])  # (runs, grid)
         mean = curves.mean(axis=0)
@@ -76,6 +79,7 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
         out[f"{m}_lo"] = mean - q * se
         out[f"{m}_hi"] = mean + q * se
         out[f"{m}_final"] = curves[:, -1].copy()
+        out[f"{m}_half"] = curves[:, half].copy() if half >= 0 else np.zeros(n)
     walls = []
     for p in cell_paths:
         side = Path(p).with_suffix(".json")

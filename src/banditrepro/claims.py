@@ -250,25 +250,17 @@ class Context:
                           panel.dataset, panel.horizon, panel.title, metric, a, b)
 
     def late_runs(self, panel, key: str, metric: str | None = None) -> dict[int, tuple[float, float]]:
-        """{run: (R(T/2), R(T))} from the per-run curves of the cells (results/cells next to the summaries);
-        R(T/2) is the curve at the last grid point ≤ T/2."""
-        from banditrepro.cell import load_cell
-
+        """{run: (R(T/2), R(T))} from the cell's summary (per-run R at the last grid point ≤ T/2, and R(T))."""
         metric = metric or self.fig.metric
-        ref = self.ref(panel, key)
-        cells = Path(self.root).parent / "cells" / panel.dataset / f"T{panel.horizon}" / ref.id
-        if (cells, metric) in self._cache:
-            return self._cache[(cells, metric)]
-        out = self._cache[(cells, metric)] = {}
-        for r in sorted(self.finals(panel, key, metric)):
-            path = cells / f"run{r}.npz"
-            if not path.exists():
-                raise NotRun(f"per-run curves needed for the late share: {path} not found")
-            c = load_cell(path)
-            grid, curve = np.asarray(c["grid"]), np.asarray(c[metric], dtype=float)
-            k = int(np.searchsorted(grid, grid[-1] // 2, side="right")) - 1
-            out[r] = (float(curve[k]) if k >= 0 else 0.0, float(curve[-1]))
-        return out
+        path = summary_file(panel.dataset, int(panel.horizon), self.ref(panel, key).id, self.root)
+        if (path, metric, "half") not in self._cache:
+            finals = self.finals(panel, key, metric)
+            s = load_summary(path)
+            if f"{metric}_half" not in s:
+                raise NotRun(f"{path} has no per-run R(T/2) for {metric} (written by an older version: rerun)")
+            half = dict(zip(np.asarray(s["runs"]).tolist(), np.asarray(s[f"{metric}_half"], dtype=float)))
+            self._cache[(path, metric, "half")] = {r: (half[r], finals[r]) for r in finals}
+        return self._cache[(path, metric, "half")]
 
     def late_share(self, panel, key: str, metric: str | None = None, minus: str | None = None) -> Interval:
         """Share of the mean final regret accrued over t in (T/2, T] (minus that of line ``minus``, paired),
