@@ -89,7 +89,8 @@ def _summary(path, finals, runs=None):
     runs = np.arange(finals.size) if runs is None else np.asarray(runs)
     grid = np.array([0, 500, 1000])
     curve = np.outer(np.ones(3), [0, 0.5, 1.0]) * finals.mean()
-    write_npz(path, {"grid": grid, "runs": runs, "n_runs": np.int64(finals.size), "regret_final": finals,
+    write_npz(path, {"grid": grid, "runs": runs, "n_runs": np.int64(finals.size), "horizon": np.int64(grid[-1]),
+                     "regret_final": finals,
                      "regret_mean": curve[0], "regret_lo": curve[0] * 0.9, "regret_hi": curve[0] * 1.1,
                      "n_batches": np.full(finals.size, 5)})
 

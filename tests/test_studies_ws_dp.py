@@ -26,6 +26,7 @@ def _summary(path, finals, metrics=("regret",)):
     finals = np.asarray(finals, dtype=float)
     grid = np.array([0, 50, 100])
     arrays = {"grid": grid, "runs": np.arange(finals.size), "n_runs": np.int64(finals.size),
+              "horizon": np.int64(grid[-1]),
               "n_batches": np.zeros(finals.size, np.int64)}
     for m in metrics:
         mean = np.array([0.0, 0.5, 1.0]) * finals.mean()
