@@ -39,6 +39,14 @@ def instance_note(dataset: str, prepared_dir: str | Path) -> str:
     return ""
 
 
+def final_columns(summary: dict, metric: str) -> dict:
+    """The table columns of one line's final regret: runs, mean, s.e., 95 % CI, mean batches."""
+    st = final_stats(summary, metric)
+    return {"status": "ok", "runs": st["runs"], "mean_final_regret": st["mean"], "se": st["se"],
+            "ci95_low": st["ci_low"], "ci95_high": st["ci_high"],
+            "batches_mean": float(np.mean(summary["n_batches"]))}
+
+
 def curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
     rows = []
     for panel in fig.panels:
@@ -52,10 +60,7 @@ def curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
                 rows.append(row)
                 continue
             s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
-            st = final_stats(s, fig.metric)
-            row.update(status="ok", runs=st["runs"], mean_final_regret=st["mean"], se=st["se"],
-                       ci95_low=st["ci_low"], ci95_high=st["ci_high"],
-                       batches_mean=float(np.mean(s["n_batches"])), batches_max=int(np.max(s["n_batches"])))
+            row.update(final_columns(s, fig.metric), batches_max=int(np.max(s["n_batches"])))
             rows.append(row)
     return pd.DataFrame(rows)
 

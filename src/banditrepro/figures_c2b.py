@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from banditrepro import ReproError
-from banditrepro.aggregate import final_stats, load_summary
-from banditrepro.figures import SUMMARIES, instance_note, panel_status, register, summary_file
+from banditrepro.aggregate import load_summary
+from banditrepro.figures import SUMMARIES, final_columns, instance_note, panel_status, register, summary_file
 from banditrepro.manifest import AlgoRef, Figure
 
 ROLES = ("series", "variants", "bands")
@@ -65,11 +65,8 @@ def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
                 row.update(status="not-run", note=reason)
                 rows.append(row)
                 continue
-            s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
-            st = final_stats(s, fig.metric)
-            row.update(status="ok", runs=st["runs"], mean_final_regret=st["mean"], se=st["se"],
-                       ci95_low=st["ci_low"], ci95_high=st["ci_high"],
-                       batches_mean=float(np.mean(s["n_batches"])))
+            row.update(final_columns(load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root)),
+                                     fig.metric))
             rows.append(row)
     return pd.DataFrame(rows)
 
