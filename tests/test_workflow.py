@@ -53,6 +53,12 @@ def test_lint():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+def test_rules_are_snakefmt_formatted():
+    r = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "Snakefile", "workflow"], cwd=ROOT,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
 def _default_cells():
     from banditrepro.datasets.catalog import load_catalog
 

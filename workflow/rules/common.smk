@@ -38,25 +38,34 @@ def _apply_defaults(schema, doc):
 
 def check_config(cfg, schema_path):
     """Validate the config against its JSON schema and fill in defaults; the first error as one line
-    naming the key and the bad value (snakemake.utils.validate prints the whole schema around it)."""
+    naming the key and the bad value (snakemake.utils.validate prints the whole schema around it).
+    """
     import jsonschema
     import yaml
 
     schema = yaml.safe_load(Path(schema_path).read_text())
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(cfg))
     if errors:
-        err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+        err = min(
+            errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path)))
+        )
         where = ".".join(str(p) for p in err.absolute_path)
         if err.validator == "additionalProperties":
             known = sorted(err.schema.get("properties", {}))
             extra = sorted(set(err.instance) - set(known))
             prefix = f"{where}." if where else ""
-            _fail(f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})")
+            _fail(
+                f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})"
+            )
         # a schema `title` says in words what a pattern or a combination of types requires
         reason = err.schema.get("title") or err.message.replace("\n", " ")
         if err.validator == "oneOf":
             reason = "expected " + " or ".join(
-                f"an integer >= {s['minimum']}" if s.get("type") == "integer" else repr(s.get("const"))
+                (
+                    f"an integer >= {s['minimum']}"
+                    if s.get("type") == "integer"
+                    else repr(s.get("const"))
+                )
                 for s in err.schema["oneOf"]
             )
         _fail(f"config error: {where} = {json.dumps(err.instance)}: {reason}")
@@ -165,14 +174,18 @@ for _key in CELL_RUNS:
 
 def one_of(keys):
     """Wildcard constraint matching exactly these cell keys (keeps the chunk rules unambiguous)."""
-    return "(?:" + "|".join(re.escape(k) for k in sorted(keys)) + ")" if keys else "(?!)"
+    return (
+        "(?:" + "|".join(re.escape(k) for k in sorted(keys)) + ")" if keys else "(?!)"
+    )
 
 
 # --- digests: what each job draws from, so edits rerun exactly the jobs they affect --------------------
 
 
 def digest(obj):
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps(obj, sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
 
 
 def source_digest(*names):
@@ -196,13 +209,23 @@ def _module_file(obj):
     path = Path(getattr(mod, "__file__", "") or "")
     try:
         return path.relative_to(SRC / "banditrepro").as_posix()
-    except ValueError:  # defined outside this package (a plugin): the caller hashes its file's bytes
+    except (
+        ValueError
+    ):  # defined outside this package (a plugin): the caller hashes its file's bytes
         return None
 
 
 # what a cell's bytes depend on besides its own kernel module
-CELL_CORE = ["cell.py", "recorder.py", "regret.py", "grid.py", "seeds.py", "instances.py",
-             "algorithms/base.py", "algorithms/ties.py"]
+CELL_CORE = [
+    "cell.py",
+    "recorder.py",
+    "regret.py",
+    "grid.py",
+    "seeds.py",
+    "instances.py",
+    "algorithms/base.py",
+    "algorithms/ties.py",
+]
 _cell_code = {}
 
 
@@ -218,14 +241,19 @@ def cell_code(algo):
         if own is None:  # a plugin's kernel: hash its file's bytes directly
             f = getattr(sys.modules.get(run.__module__), "__file__", None)
             extra = [hashlib.sha256(Path(f).read_bytes()).hexdigest()[:16]] if f else []
-        _cell_code[name] = digest([source_digest(*CELL_CORE, *([own] if own else [])), extra])
+        _cell_code[name] = digest(
+            [source_digest(*CELL_CORE, *([own] if own else [])), extra]
+        )
     return _cell_code[name]
 
 
 SUMMARY_CODE = source_digest("aggregate.py")
 FIGURE_CORE = ["figures.py", "plotting.py", "aggregate.py", "privacy.py"]
 CLAIMS_CODE = source_digest(
-    "aggregate.py", "figures.py", "privacy.py", "verdicts.py",
+    "aggregate.py",
+    "figures.py",
+    "privacy.py",
+    "verdicts.py",
     *(p.name for p in (SRC / "banditrepro").glob("claims*.py")),
 )
 
@@ -247,25 +275,39 @@ def _figure_code(fig):
 
 
 FIGURE_DIGEST = {f.stem: digest([_figure_spec(f), _figure_code(f)]) for f in FIGURES}
-CLAIMS_DIGEST = digest([[f.stem, list(f.claims)] for f in FIGURES if f.claims] + [CLAIMS_CODE])
+CLAIMS_DIGEST = digest(
+    [[f.stem, list(f.claims)] for f in FIGURES if f.claims] + [CLAIMS_CODE]
+)
 
 
 def dataset_spec(dataset):
     """The catalog entry of a dataset and of its raw sources (what the preparation derives from)."""
     return digest(
-        [CATALOG.dataset(dataset)] + [CATALOG.source(s) for s in CATALOG.raw_inputs(dataset)]
+        [CATALOG.dataset(dataset)]
+        + [CATALOG.source(s) for s in CATALOG.raw_inputs(dataset)]
     )
+
 
 # --- datasets declared in the config ---------------------------------------------------------------
 
 
+def declared_file(dataset):
+    """A matrix-file dataset's file as jobs see it (relative to the working directory, so a moved project
+    stays up to date; a path the user gave as absolute stays absolute), or None."""
+    path = CATALOG.dataset(dataset).get("path")
+    return rel(path) if path else None
+
+
 def entry_arg(dataset):
-    """A matrix-file or config-declared dataset's declaration for the prepare job (paths absolute)."""
+    """A matrix-file or config-declared dataset's declaration for the prepare job."""
     import shlex
 
     if dataset not in CATALOG.declared and CATALOG.user_file(dataset) is None:
         return ""
-    return f"--entry {shlex.quote(json.dumps(CATALOG.resolved_entry(dataset)))}"
+    entry = dict(CATALOG.dataset(dataset))
+    if entry.get("path"):
+        entry["path"] = declared_file(dataset)
+    return f"--entry {shlex.quote(json.dumps(entry))}"
 
 
 # --- paths ---------------------------------------------------------------------------------------------
@@ -313,7 +355,11 @@ def figure_outputs(fig):
 
 def all_targets():
     targets = [t for fig in FIGURES for t in figure_outputs(fig)]
-    targets += [f"{RESULTS}/claims.csv", f"{TABLES}/runtime.csv", f"{RESULTS}/report.md"]
+    targets += [
+        f"{RESULTS}/claims.csv",
+        f"{TABLES}/runtime.csv",
+        f"{RESULTS}/report.md",
+    ]
     return targets
 
 
@@ -321,8 +367,14 @@ def figure_caption(wildcards):
     fig = FIGURE_BY_STEM[f"{wildcards.paper}/{wildcards.figure}"]
     algos = {a.id: a.label for p in fig.panels for a in p.algorithms}
     panels = "; ".join(f"{p.title}: {p.dataset}, T = {p.horizon:,}" for p in fig.panels)
-    runs = sorted({runs_of(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms})
-    runs_text = f"{runs[0]}" if len(runs) == 1 else f"{runs[0]}–{runs[-1]}" if runs else f"{config['runs']}"
+    runs = sorted(
+        {runs_of(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms}
+    )
+    runs_text = (
+        f"{runs[0]}"
+        if len(runs) == 1
+        else f"{runs[0]}–{runs[-1]}" if runs else f"{config['runs']}"
+    )
     return (
         f"{fig.title}. {fig.caption} Configuration: {runs_text} runs per line, base seed "
         f"{config['base_seed']}; panels: {panels}; algorithms (id → legend): "
@@ -345,7 +397,9 @@ def simulate_job(wildcards, input, output, params, log):
         jobs = [(int(wildcards.run), output.cell, output.meta)]
     lines = []
     for run, cell, meta in jobs:
-        result = simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell, meta)
+        result = simulate_to_file(
+            algo, input[0], horizon, run, params.base_seed, cell, meta
+        )
         lines.append(result.describe())
     Path(log[0]).write_text("\n".join(lines) + "\n")
 
@@ -368,9 +422,17 @@ def figure_job(wildcards, output, log):
     stem = f"{wildcards.paper}/{wildcards.figure}"
     with _DRAW_LOCK:
         build_figure(
-            FIGURE_BY_STEM[stem], output.png, output.pdf, output.table, STATUS, PREPARED, root=SUMMARIES
+            FIGURE_BY_STEM[stem],
+            output.png,
+            output.pdf,
+            output.table,
+            STATUS,
+            PREPARED,
+            root=SUMMARIES,
         )
-    Path(log[0]).write_text(f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n")
+    Path(log[0]).write_text(
+        f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n"
+    )
 
 
 def claims_job(output, log):

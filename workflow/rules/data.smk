@@ -55,7 +55,7 @@ rule prepare_dataset:
         fallback=lambda wc: [
             f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)
         ],
-        user_file=lambda wc: [str(f) for f in [CATALOG.user_file(wc.dataset)] if f],
+        user_file=lambda wc: [f for f in [declared_file(wc.dataset)] if f],
     output:
         f"{PREPARED}/{{dataset}}.json",
     log:

@@ -35,7 +35,9 @@ rule claims:
     input:
         lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
     output:
-        report(f"{RESULTS}/claims.csv", caption="../report/claims.rst", category="Claims"),
+        report(
+            f"{RESULTS}/claims.csv", caption="../report/claims.rst", category="Claims"
+        ),
     log:
         f"{LOGS}/claims.log",
     resources:

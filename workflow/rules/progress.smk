@@ -48,7 +48,11 @@ class _ProgressLine(logging.Handler):
             return
         self.last = now
         elapsed = now - self.t0
-        left = f", about {self._clock(elapsed / done * (total - done))} left" if 0 < done < total else ""
+        left = (
+            f", about {self._clock(elapsed / done * (total - done))} left"
+            if 0 < done < total
+            else ""
+        )
         pct = 100 * done // max(total, 1)
         sys.stderr.write(
             f"banditrepro: {done}/{total} jobs done ({pct} %), {self._clock(elapsed)} elapsed{left}\n"
@@ -68,14 +72,19 @@ def _no_chatter(record):
 
 def attach_progress_line():
     """Called from `onstart` (Snakefile): Snakemake sets up its logger after parsing, removing handlers.
-    Only in the default profile's quiet mode (`quiet: [rules, host]`), never in a cluster job step."""
+    Only in the default profile's quiet mode (`quiet: [rules, host]`), never in a cluster job step.
+    """
     from snakemake.logging import logger as smk_logger
     from snakemake.settings.enums import Quietness
 
     quiet = set(workflow.output_settings.quiet or ())
     if os.environ.get("BANDITREPRO_PROGRESS", "1") == "0" or workflow.remote_exec:
         return
-    if Quietness.RULES not in quiet or Quietness.PROGRESS in quiet or Quietness.ALL in quiet:
+    if (
+        Quietness.RULES not in quiet
+        or Quietness.PROGRESS in quiet
+        or Quietness.ALL in quiet
+    ):
         return
     if not any(type(h).__name__ == "_ProgressLine" for h in smk_logger.handlers):
         for h in smk_logger.handlers:

@@ -45,7 +45,8 @@ for (first, last), keys in sorted(CHUNKED.items()):
         wildcard_constraints:
             cell=one_of(keys),
         resources:
-            runtime=lambda wc, input, threads, runs=last - first + 1: 5 + runs * split_key(wc.cell)[1] // 200_000,
+            runtime=lambda wc, input, threads, runs=last - first + 1: 5
+            + runs * split_key(wc.cell)[1] // 200_000,
             mem_mb=300,
         params:
             base_seed=config["base_seed"],
