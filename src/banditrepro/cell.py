@@ -145,7 +145,10 @@ def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]
     try:
         with np.load(path, allow_pickle=False) as z:
             # reading every member checks each CRC, so a truncated or bit-flipped archive fails here
-            out = {k: (z[k].item() if z[k].ndim == 0 else z[k]) for k in z.files}
+            out = {}
+            for k in z.files:
+                v = z[k]  # each z[k] decompresses the member again: read it once
+                out[k] = v.item() if v.ndim == 0 else v
     except Exception as exc:  # noqa: BLE001 -- whatever the bytes are, the answer is "this file is bad"
         raise CorruptFile(path, f"{type(exc).__name__}: {exc}") from None
     missing = [k for k in required if k not in out]
