@@ -212,19 +212,25 @@ class Context:
             raise ReproError(f"{self.fig.stem}: no line {key!r} on panel {panel.title!r}")
         return ref
 
+    def _per_run(self, path, array: str, missing: str) -> dict[int, float]:
+        """{run index: value} of one per-run array of a summary; each summary file is read once."""
+        if (path, array) not in self._cache:
+            if path not in self._cache:
+                if not Path(path).exists():
+                    raise NotRun(f"summary {path} not found")
+                self._cache[path] = load_summary(path)
+            s = self._cache[path]
+            if array not in s:
+                raise NotRun(f"{path} has no {missing}")
+            self._cache[(path, array)] = dict(zip(np.asarray(s["runs"]).tolist(),
+                                                   np.asarray(s[array], dtype=float)))
+        return self._cache[(path, array)]
+
     def runs_of(self, dataset: str, horizon: int, algo_id: str, metric: str | None = None) -> dict[int, float]:
         """Per-run final values {run index: final} of one cell's summary."""
         metric = metric or self.fig.metric
         path = summary_file(dataset, int(horizon), algo_id, self.root)
-        if (path, metric) not in self._cache:
-            if not Path(path).exists():
-                raise NotRun(f"summary {path} not found")
-            s = load_summary(path)
-            if f"{metric}_final" not in s:
-                raise NotRun(f"{path} has no per-run {metric}")
-            self._cache[(path, metric)] = dict(zip(np.asarray(s["runs"]).tolist(),
-                                                    np.asarray(s[f"{metric}_final"], dtype=float)))
-        return self._cache[(path, metric)]
+        return self._per_run(path, f"{metric}_final", f"per-run {metric}")
 
     def finals(self, panel, key: str, metric: str | None = None) -> dict[int, float]:
         return self.runs_of(panel.dataset, panel.horizon, self.ref(panel, key).id, metric)
@@ -253,14 +259,10 @@ class Context:
         """{run: (R(T/2), R(T))} from the cell's summary (per-run R at the last grid point ≤ T/2, and R(T))."""
         metric = metric or self.fig.metric
         path = summary_file(panel.dataset, int(panel.horizon), self.ref(panel, key).id, self.root)
-        if (path, metric, "half") not in self._cache:
-            finals = self.finals(panel, key, metric)
-            s = load_summary(path)
-            if f"{metric}_half" not in s:
-                raise NotRun(f"{path} has no per-run R(T/2) for {metric} (written by an older version: rerun)")
-            half = dict(zip(np.asarray(s["runs"]).tolist(), np.asarray(s[f"{metric}_half"], dtype=float)))
-            self._cache[(path, metric, "half")] = {r: (half[r], finals[r]) for r in finals}
-        return self._cache[(path, metric, "half")]
+        finals = self.finals(panel, key, metric)
+        half = self._per_run(path, f"{metric}_half",
+                             f"per-run R(T/2) for {metric} (written by an older version: rerun)")
+        return {r: (half[r], finals[r]) for r in finals}
 
     def late_share(self, panel, key: str, metric: str | None = None, minus: str | None = None) -> Interval:
         """Share of the mean final regret accrued over t in (T/2, T] (minus that of line ``minus``, paired),
