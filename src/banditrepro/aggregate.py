@@ -42,7 +42,10 @@ def _load_or_remove(load, path, what: str):
 def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
     if not cell_paths:
         raise ReproError("summarize: no cell files given")
-    cells = [_load_or_remove(load_cell, p, "cell") for p in cell_paths]
+    loaded = [(_load_or_remove(load_cell, p, "cell"), p) for p in cell_paths]
+    # every per-run array is stored in run order, the order of ``runs`` (claims pair runs by index)
+    loaded.sort(key=lambda cp: int(cp[0]["run"]))
+    cells, cell_paths = [c for c, _ in loaded], [p for _, p in loaded]
     first = cells[0]
     for c, p in zip(cells, cell_paths):
         for key in ("algorithm", "instance", "horizon", "params"):
@@ -50,7 +53,7 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
                 raise ReproError(f"summarize: {p} has {key}={c[key]!r}, expected {first[key]!r}")
         if not np.array_equal(c["grid"], first["grid"]):
             raise ReproError(f"summarize: {p} has a different grid")
-    runs = sorted(c["run"] for c in cells)
+    runs = [c["run"] for c in cells]
     if len(set(runs)) != len(runs):
         raise ReproError("summarize: duplicate run indices")
     n = len(cells)
