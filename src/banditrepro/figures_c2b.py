@@ -115,14 +115,7 @@ def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
     for ax in axes_flat[len(fig.panels):]:
         ax.set_visible(False)
     mpl_fig.suptitle(fig.title, fontsize=11)
-    if legend:
-        ncol = min(len(legend), 3)
-        lines = -(-len(legend) // ncol)
-        mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, frameon=True)
-        height = mpl_fig.get_size_inches()[1]
-        plotting.save(mpl_fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
-    else:
-        plotting.save(mpl_fig, png, pdf)
+    plotting.save_with_legend(mpl_fig, legend, png, pdf, max_cols=3)
 
 
 register("c2b-rounds", rounds_table, draw_rounds)

@@ -167,15 +167,7 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
     for ax in axes_flat[len(fig.panels):]:
         ax.set_visible(False)
     mpl_fig.suptitle(fig.title, fontsize=11)
-    if legend:
-        ncol = min(len(legend), 4)
-        lines = -(-len(legend) // ncol)
-        mpl_fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, frameon=True,
-                       bbox_to_anchor=(0.5, 0.0))
-        height = mpl_fig.get_size_inches()[1]
-        plotting.save(mpl_fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
-    else:
-        plotting.save(mpl_fig, png, pdf)
+    plotting.save_with_legend(mpl_fig, legend, png, pdf, max_cols=4, bbox_to_anchor=(0.5, 0.0))
 
 
 # ----------------------------------------------------------------------------------------------------

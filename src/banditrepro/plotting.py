@@ -66,6 +66,18 @@ def _wrap_title(fig) -> None:
             text.set_wrap(True)
 
 
+def save_with_legend(fig, legend: dict, png: str, pdf: str, max_cols: int, **legend_kw):
+    """One figure legend below the panels (rows of at most ``max_cols`` entries, room kept for them), then
+    ``save``; without entries, just ``save``."""
+    if not legend:
+        return save(fig, png, pdf)
+    ncol = min(len(legend), max_cols)
+    lines = -(-len(legend) // ncol)
+    fig.legend(list(legend.values()), list(legend), loc="lower center", ncol=ncol, frameon=True, **legend_kw)
+    height = fig.get_size_inches()[1]
+    save(fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
+
+
 def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
     """Write PNG and PDF atomically (the PDF without a creation date). ``rect`` keeps room for a figure
     legend; ``tight=False`` (colour-bar layouts) crops with ``bbox_inches="tight"`` instead."""
