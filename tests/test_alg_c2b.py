@@ -66,14 +66,18 @@ def _state(K, entries, n=100):
     return W, N
 
 
-def _schedule(W, N, act, a, rng=None):
+def _round_start(W, N, act, a, rng=None):
+    """Alg. 1 lines 5–6 on a hand-made state: defeated sets D, candidate i_r, empty pair buffers."""
     K = act.shape[0]
     D = np.zeros((K, K), np.bool_)
     defeated_sets(W, N, act, a, D)
     ir = pick_candidate(D, act, rng or np.random.default_rng(0))
-    pa = np.empty(K * K, np.int64)
-    pb = np.empty(K * K, np.int64)
-    m = round_pairs(D, act, ir, np.zeros((K, K), np.bool_), pa, pb)
+    return D, ir, np.empty(K * K, np.int64), np.empty(K * K, np.int64)
+
+
+def _schedule(W, N, act, a, rng=None):
+    D, ir, pa, pb = _round_start(W, N, act, a, rng)
+    m = round_pairs(D, act, ir, np.zeros(D.shape, np.bool_), pa, pb)
     return D, ir, list(zip(pa[:m].tolist(), pb[:m].tolist()))
 
 
@@ -271,12 +275,7 @@ def test_variant_params_validated_and_ids():
 
 
 def _literal(W, N, act, a, rng=None):
-    K = act.shape[0]
-    D = np.zeros((K, K), np.bool_)
-    defeated_sets(W, N, act, a, D)
-    ir = pick_candidate(D, act, rng or np.random.default_rng(0))
-    pa = np.empty(K * K, np.int64)
-    pb = np.empty(K * K, np.int64)
+    D, ir, pa, pb = _round_start(W, N, act, a, rng)
     m = literal_pairs(D, act, ir, pa, pb)
     return ir, sorted(zip(pa[:m].tolist(), pb[:m].tolist()))
 
