@@ -383,6 +383,37 @@ def test_dp_se_elimination_schedule():
         assert out[0, -1] == final
 
 
+def dp_se_closed_form_regret(mu, T, eps):
+    """DP-SE's regret if every arm leaves in the first epoch e with gap > Δ_e/2 (no noise, no luck):
+    the epochs' lengths R_e (SPEC §C.3) times the gaps of the arms active in them, the winner to T."""
+    beta, best = 1.0 / T, max(mu)
+    active, t, e, regret = list(range(len(mu))), 0, 0, 0.0
+    while len(active) > 1:
+        e += 1
+        R = epoch_length(len(active), e, beta, eps, T + 1)
+        assert t + R * len(active) <= T  # (this instance finishes its elimination well before T)
+        t += R * len(active)
+        regret += R * sum(best - mu[a] for a in active)
+        active = [a for a in active if best - mu[a] <= 2.0**-e / 2]
+    return regret
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.25, 0.5, 8.0])
+def test_dp_se_regret_on_bernoulli5_is_deterministic_and_flat_in_epsilon(bernoulli5, eps):
+    # Why the ε-study shows one DP-SE regret for every ε >= 0.25, with no spread over runs: at β = 1/T the
+    # epochs are so long (R_1 = 2241 pulls per arm) that the Laplace noise (scale 1/(εR_e)) and the sampling
+    # noise (sd <= 0.01) never move an arm across Δ_e/2, so arms 2-4 leave after epoch 1 and arm 1 after
+    # epoch 2 in every run; and for ε >= 0.25 the non-private term 32 ln(·)/Δ_e² sets R_e, so ε does not
+    # enter. At ε = 0.1 the private term sets R_1 (2690 > 2241) and the regret rises.
+    T, mu = 10**6, list(bernoulli5.means)
+    expected = dp_se_closed_form_regret(mu, T, eps)
+    assert expected == pytest.approx(7220.6 if eps == 0.1 else 6322.6)
+    for seed in range(5):
+        _, tab, grid = arrays(bernoulli5, T)
+        out, _, _ = algorithms.get("dp-se").run(bernoulli5, T, tab, grid, rng(seed), epsilon=eps, beta=1.0 / T)
+        assert out[0, -1] == pytest.approx(expected)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Lazy-DP-TS and the Anytime-Lazy-UCB stand-in
 
