@@ -77,12 +77,13 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dic
             "jobs": max(totals) if totals else None, "lines_printed": len(out),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
+            "kernel_cpu_s": sum(s.get("kernel_cpu_seconds", 0.0) for s in sidecars),
             "numba_load_s": sum(s["load_seconds"] for s in sidecars),
             "results_mb": du_mb(workdir / "results"), "command": shlex.join(cmd)}
 
 
 def _cells_task(job) -> tuple[float, float, float]:
-    """Worker process: some runs of one cell -> (CPU seconds, kernel seconds, numba load seconds)."""
+    """Worker process: some runs of one cell -> (CPU seconds, kernel CPU seconds, numba load seconds)."""
     from banditrepro.cell import simulate_to_file
 
     (dataset, horizon, algo), runs, base_seed, prepared, cells = job
@@ -90,7 +91,7 @@ def _cells_task(job) -> tuple[float, float, float]:
     for r in runs:
         res = simulate_to_file(algo, prepared / f"{dataset}.json", horizon, r, base_seed,
                                cells / f"{dataset}/T{horizon}/{algo}/run{r}.npz")
-        kernel += res.wall_seconds
+        kernel += res.meta["kernel_cpu_seconds"]
         load += res.meta["load_seconds"]
     return time.process_time() - cpu, kernel, load
 
@@ -191,7 +192,8 @@ def main() -> int:
     print(f"pipeline: {pipe['cells']} cells in {pipe['jobs']} jobs, {pipe['wall_s']:.0f} s wall, "
           f"{pipe['cpu_s']:.0f} CPU-s, {pipe['lines_printed']} lines printed, "
           f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
-          f"(kernels {pipe['kernel_s']:.0f} s, numba loads {pipe['numba_load_s']:.1f} s); Snakemake's main thread "
+          f"(kernels {pipe['kernel_s']:.0f} s wall, {pipe['kernel_cpu_s']:.0f} CPU-s; numba loads "
+          f"{pipe['numba_load_s']:.1f} s); Snakemake's main thread "
           f"{pipe['snakemake_main_thread_cpu_s']:.0f} CPU-s")
     print("work (plain loop, CPU-s): " + ", ".join(f"{k} {v:.1f}" for k, v in st.items())
           + f" -> work {work:.0f} CPU-s")

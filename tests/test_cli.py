@@ -155,3 +155,18 @@ def test_summary_stores_per_run_arrays_in_run_order_whatever_the_input_order(tmp
     assert ordered["runs"].tolist() == [0, 1, 2]
     assert [k for k in ordered if not np.array_equal(ordered[k], shuffled[k])] == []  # wall times included
     assert ordered["regret_final"].tolist() == [float(load_cell(c)["regret"][-1]) for c in cells]
+
+
+def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_path, matrix_file):
+    """Sidecars are not workflow outputs, so a summary must not trust one that is missing, broken or left
+    by another run: it records NaN (unmeasured) for it, never another run's time."""
+    from banditrepro.aggregate import summarize
+
+    cells = _cells(tmp_path, matrix_file)
+    walls = summarize(cells)["wall_seconds"]
+    assert np.all(np.isfinite(walls)) and np.all(walls > 0)
+    side = [c.with_suffix(".json") for c in cells]
+    side[0].write_text(side[1].read_text())  # run 1's sidecar next to run 0's cell
+    side[1].unlink()
+    side[2].write_text("{not json")
+    assert np.isnan(summarize(cells)["wall_seconds"]).all()

@@ -84,9 +84,11 @@ def test_cell_runs_take_the_most_any_figure_asks_and_the_cap():
 
 
 def test_auto_job_size_groups_short_runs_and_keeps_long_ones_apart():
-    # C2B-KL at T = 1e5 (~1 ms a run): all 20 runs in one job; Lazy-DP-TS at T = 1e6 (~0.4 s): one each
+    # C2B-KL at T = 1e5 (~1 ms a run): all 20 runs in one job; Lazy-DP-TS at T = 1e6 (~0.4 s): 5 per ~2 s job;
+    # SCB at T = 1e6 (~1.1 s): one each
     assert jobsize.runs_per_job("c2b-kl+B_offset=6", 100_000, 20) == 20
-    assert jobsize.runs_per_job("lazy-dp-ts", 1_000_000, 20) == 1
+    assert jobsize.runs_per_job("lazy-dp-ts", 1_000_000, 20) == 5
+    assert jobsize.runs_per_job("scb", 1_000_000, 20) == 1
     assert 1 < jobsize.runs_per_job("rucb", 100_000, 200) < 200
     assert jobsize.runs_per_job("a-plugin-algorithm", 10_000_000, 20) == 1  # unknown: assumed slow
     assert jobsize.chunks(7, 3) == [(0, 2), (3, 5), (6, 6)]

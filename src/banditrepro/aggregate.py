@@ -39,6 +39,19 @@ def _load_or_remove(load, path, what: str):
         raise ReproError(f"corrupt {what} {path} removed ({exc.reason}); rerun snakemake to regenerate it") from None
 
 
+def _sidecar_wall(cell_path: str | Path, cell: dict) -> float:
+    """The kernel's wall seconds from a run's ``.json`` sidecar, or NaN if it is missing, unreadable or
+    describes another run (instance, horizon, run index or algorithm differ from the ``.npz``)."""
+    try:
+        side = json.loads(Path(cell_path).with_suffix(".json").read_text())
+        same = (side["instance"] == cell["instance"] and int(side["horizon"]) == int(cell["horizon"])
+                and int(side["run"]) == int(cell["run"])
+                and str(side["algorithm_id"]).split("+")[0] == str(cell["algorithm"]))
+        return float(side["wall_seconds"]) if same else np.nan
+    except (OSError, ValueError, KeyError, TypeError):
+        return np.nan
+
+
 def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
     if not cell_paths:
         raise ReproError("summarize: no cell files given")
@@ -83,10 +96,9 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
         out[f"{m}_hi"] = mean + q * se
         out[f"{m}_final"] = curves[:, -1].copy()
         out[f"{m}_half"] = curves[:, half].copy() if half >= 0 else np.zeros(n)
-    walls = []
-    for p in cell_paths:
-        side = Path(p).with_suffix(".json")
-        walls.append(json.loads(side.read_text())["wall_seconds"] if side.exists() else np.nan)
+    # wall times from the sidecars (not workflow outputs: ~9,000 declared files fewer); one that is missing,
+    # unreadable or names another run than its .npz counts as unmeasured (NaN), never as this run's time
+    walls = [_sidecar_wall(p, c) for p, c in zip(cell_paths, cells)]
     out["wall_seconds"] = np.asarray(walls, dtype=np.float64)
     return out
 

@@ -95,13 +95,14 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
     spec.run(instance, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
     load = time.perf_counter() - start
     rng = cell_generator(base_seed, instance.name, run)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     out, n_batches, steps = spec.run(instance, horizon, tab, grid, rng, **resolved)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
     if steps != horizon:
         raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
     curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}
-    meta = {"load_seconds": load}
+    # CPU time of this thread in the kernel: unlike the wall time, it does not grow while other jobs hold the cores
+    meta = {"load_seconds": load, "kernel_cpu_seconds": cpu}
     if algorithm not in algorithms.MODULES:  # provenance of a plugin's cell: its distribution and version
         from banditrepro import plugins
 
@@ -111,9 +112,12 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
 
 
 def write_cell(result: CellResult, path: str | Path, sidecar: str | Path | None = None) -> None:
+    """The run's ``.npz`` (deterministic bytes) and its ``.json`` sidecar (wall time, versions). The sidecar is
+    written first: the ``.npz`` is what marks the run done, so an interrupted write never leaves a finished
+    run with an older run's sidecar."""
     path = Path(path)
-    write_npz(path, result.arrays())
     write_json(sidecar or path.with_suffix(".json"), result.sidecar())
+    write_npz(path, result.arrays())
 
 
 def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run: int, base_seed: int,

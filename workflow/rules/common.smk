@@ -392,14 +392,12 @@ def simulate_job(wildcards, input, output, params, log):
 
     dataset, horizon, algo = split_key(wildcards.cell)
     if "runs" in params.keys():
-        jobs = zip(params.runs, output.cells, output.metas)
+        jobs = zip(params.runs, output.cells)
     else:
-        jobs = [(int(wildcards.run), output.cell, output.meta)]
+        jobs = [(int(wildcards.run), output.cell)]
     lines = []
-    for run, cell, meta in jobs:
-        result = simulate_to_file(
-            algo, input[0], horizon, run, params.base_seed, cell, meta
-        )
+    for run, cell in jobs:
+        result = simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell)
         lines.append(result.describe())
     Path(log[0]).write_text("\n".join(lines) + "\n")
 

@@ -6,6 +6,9 @@
 # one job computes several runs of a cell: `cells_per_job: auto` (default) sizes the group from the
 # horizon and the kernel's ns/step (banditrepro/jobsize.py), an integer k fixes it. A job writes the same
 # per-run files either way; each run's bytes depend only on (algorithm, dataset, horizon, run, base seed).
+# Only the .npz files are outputs: each run's .json sidecar (wall time, versions) is written next to it but
+# not declared, since Snakemake's per-output bookkeeping (incomplete marks, metadata records, input
+# checksums) cost more than writing the sidecars; the summary reads a sidecar only if it names its run.
 # Cells are named by one wildcard, `cell` = <dataset>/T<horizon>/<algorithm id>, so that each rule can be
 # restricted to exactly the cells grouped its way (one rule per run range; no two rules make one file).
 
@@ -15,7 +18,6 @@ rule simulate:
         lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
     output:
         cell=f"{CELLS}/{{cell}}/run{{run}}.npz",
-        meta=f"{CELLS}/{{cell}}/run{{run}}.json",
     log:
         f"{LOGS}/cells/{{cell}}/run{{run}}.log",
     wildcard_constraints:
@@ -39,7 +41,6 @@ for (first, last), keys in sorted(CHUNKED.items()):
             lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
         output:
             cells=[f"{CELLS}/{{cell}}/run{r}.npz" for r in range(first, last + 1)],
-            metas=[f"{CELLS}/{{cell}}/run{r}.json" for r in range(first, last + 1)],
         log:
             f"{LOGS}/cells/{{cell}}/runs{first}-{last}.log",
         wildcard_constraints:
