@@ -18,6 +18,7 @@ include: "workflow/rules/report.smk"
 
 onstart:
     attach_progress_line()
+    coalesce_reevaluation_timers(workflow.scheduler)
 
 
 rule all:

@@ -71,6 +71,9 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dic
     if proc.returncode:
         sys.exit(f"snakemake failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     sidecars = [json.loads(p.read_text()) for p in (workdir / "results/cells").rglob("*.json")]
+    # each in-process job logs the CPU its body took on its thread: the rest of the run's CPU is Snakemake's
+    bodies = [float(ln.split(":")[1]) for p in (workdir / "logs").rglob("*.log")
+              for ln in p.read_text().splitlines() if ln.startswith("body CPU seconds:")]
     out = (proc.stdout + proc.stderr).splitlines()
     totals = [int(ln.split()[1]) for ln in out if ln.startswith("total ") and ln.split()[1].isdigit()]
     return {"wall_s": wall, "cpu_s": cpu, "snakemake_main_thread_cpu_s": float(main_cpu.read_text()),
@@ -78,6 +81,7 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dic
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
             "kernel_cpu_s": sum(s.get("kernel_cpu_seconds", 0.0) for s in sidecars),
+            "job_bodies_cpu_s": sum(bodies), "job_bodies": len(bodies),
             "numba_load_s": sum(s["load_seconds"] for s in sidecars),
             "results_mb": du_mb(workdir / "results"), "command": shlex.join(cmd)}
 
@@ -193,10 +197,16 @@ def main() -> int:
           f"{pipe['cpu_s']:.0f} CPU-s, {pipe['lines_printed']} lines printed, "
           f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
           f"(kernels {pipe['kernel_s']:.0f} s wall, {pipe['kernel_cpu_s']:.0f} CPU-s; numba loads "
-          f"{pipe['numba_load_s']:.1f} s); Snakemake's main thread "
+          f"{pipe['numba_load_s']:.1f} s; {pipe['job_bodies']} job bodies {pipe['job_bodies_cpu_s']:.0f} CPU-s); "
+          f"Snakemake's main thread "
           f"{pipe['snakemake_main_thread_cpu_s']:.0f} CPU-s")
     print("work (plain loop, CPU-s): " + ", ".join(f"{k} {v:.1f}" for k, v in st.items())
           + f" -> work {work:.0f} CPU-s")
+    wrappers = pipe["cpu_s"] - pipe["snakemake_main_thread_cpu_s"] - pipe["job_bodies_cpu_s"]
+    report["snakemake_in_worker_threads_cpu_s"] = wrappers
+    print(f"where the pipeline's CPU went: job bodies {pipe['job_bodies_cpu_s']:.0f} (the plain loop's work: "
+          f"{work:.0f}), Snakemake's main thread {pipe['snakemake_main_thread_cpu_s']:.0f}, Snakemake in the "
+          f"worker threads (CPU - main thread - bodies) {wrappers:.0f} CPU-s")
     print(f"fixed overhead: {overhead:.0f} of {pipe['cpu_s']:.0f} CPU-s = {100 * overhead / pipe['cpu_s']:.0f} %"
           f" (target <= 25 %); cells identical to the pipeline's: {same}/{n}")
     if pipe["numba_load_s"] > 20:

@@ -97,6 +97,43 @@ def test_auto_job_size_groups_short_runs_and_keeps_long_ones_apart():
         assert k * jobsize.run_seconds(name, T) <= jobsize.TARGET_SECONDS or k == 1
 
 
+def test_scheduler_keeps_one_pending_reevaluation_timer():
+    """workflow/rules/scheduling.smk: Snakemake starts a re-evaluation timer per scheduling pass and each timer
+    starts the next pass (56,000 passes for 432 jobs); the patch keeps one pending, daemon timer."""
+    import inspect
+    import threading
+    import time
+
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    ns = {}
+    exec((ROOT / "workflow/rules/scheduling.smk").read_text(), ns)
+
+    class Scheduler:
+        def __init__(self):
+            self._open_jobs = threading.Semaphore(0)
+
+        def _schedule_reevalutation(self, delay):
+            raise AssertionError("not patched")
+
+    s = Scheduler()
+    assert ns["coalesce_reevaluation_timers"](s)
+    before = threading.active_count()
+    for _ in range(100):  # 100 scheduling passes within one window
+        s._schedule_reevalutation(0.05)
+    assert threading.active_count() <= before + 1
+    assert all(t.daemon for t in threading.enumerate() if isinstance(t, threading.Timer))
+    assert s._open_jobs.acquire(timeout=2)  # the one timer wakes the scheduler once...
+    time.sleep(0.2)
+    assert not s._open_jobs.acquire(blocking=False)  # ...and only once
+    s._schedule_reevalutation(0.01)  # once it fired, the next pass can start a new one
+    assert s._open_jobs.acquire(timeout=2)
+    assert not ns["coalesce_reevaluation_timers"](object())  # other internals: left alone, says so
+    # the installed Snakemake has the internals the patch replaces (else runs are silently ~2x slower)
+    assert hasattr(JobScheduler, "_schedule_reevalutation")
+    assert "self._open_jobs" in inspect.getsource(JobScheduler.__init__)
+
+
 def test_dry_run_of_the_default_config_groups_the_runs_of_every_cell(tmp_path):
     r = smk("-n", "--directory", str(tmp_path), "--workflow-profile", str(ROOT / "profiles/default"))
     assert r.returncode == 0, r.stderr

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 import threading
+import time
 from pathlib import Path
 
 ROOT = Path(workflow.basedir)
@@ -386,8 +387,17 @@ def figure_caption(wildcards):
 # --- bodies of the in-process jobs ---------------------------------------------------------------------
 
 
+def _write_log(log, text, cpu0):
+    """A job's log: what it did, then the CPU seconds its body took on its thread (what the job cost
+    besides Snakemake's own bookkeeping; benchmarks/bench_pipeline.py sums them)."""
+    Path(log[0]).write_text(
+        f"{text.rstrip()}\nbody CPU seconds: {time.thread_time() - cpu0:.4f}\n"
+    )
+
+
 def simulate_job(wildcards, input, output, params, log):
     """Body of the in-process cell jobs of simulate.smk: one run, or a range of runs, of one cell."""
+    cpu0 = time.thread_time()
     from banditrepro.cell import simulate_to_file
 
     dataset, horizon, algo = split_key(wildcards.cell)
@@ -399,14 +409,15 @@ def simulate_job(wildcards, input, output, params, log):
     for run, cell in jobs:
         result = simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell)
         lines.append(result.describe())
-    Path(log[0]).write_text("\n".join(lines) + "\n")
+    _write_log(log, "\n".join(lines) + "\n", cpu0)
 
 
 def summarize_job(input, output, log):
+    cpu0 = time.thread_time()
     from banditrepro.aggregate import write_summary
 
     write_summary(list(input), output[0])
-    Path(log[0]).write_text(f"{len(input)} runs summarized\n")
+    _write_log(log, f"{len(input)} runs summarized\n", cpu0)
 
 
 # Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
@@ -415,6 +426,7 @@ _DRAW_LOCK = threading.Lock()
 
 def figure_job(wildcards, output, log):
     """Body of the in-process figure job: one manifest figure, its table (CSV, Markdown, LaTeX)."""
+    cpu0 = time.thread_time()
     from banditrepro.figures import build_figure
 
     stem = f"{wildcards.paper}/{wildcards.figure}"
@@ -428,32 +440,34 @@ def figure_job(wildcards, output, log):
             PREPARED,
             root=SUMMARIES,
         )
-    Path(log[0]).write_text(
-        f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n"
-    )
+    _write_log(log, f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n", cpu0)
 
 
 def claims_job(output, log):
+    cpu0 = time.thread_time()
     from banditrepro.claims import write_claims
 
     lines = write_claims(
         FIGURES, output[0], STATUS, PREPARED, tables_dir=TABLES, root=SUMMARIES
     )
-    Path(log[0]).write_text("\n".join(lines) + "\n")
+    _write_log(log, "\n".join(lines) + "\n", cpu0)
 
 
 def runtime_table_job(input, output, log):
+    cpu0 = time.thread_time()
     from banditrepro.aggregate import write_runtime_table
 
     write_runtime_table(list(input), output[0])
-    Path(log[0]).write_text(f"{len(input)} summaries\n")
+    _write_log(log, f"{len(input)} summaries\n", cpu0)
 
 
 def report_job(input, output, log):
+    cpu0 = time.thread_time()
     from banditrepro.report import build_report
 
     build_report(FIGURES, input.claims, input.runtime, output[0], tables_dir=TABLES)
-    Path(log[0]).write_text(f"wrote {output[0]}\n")
+    _write_log(log, f"wrote {output[0]}\n", cpu0)
 
 
 include: "progress.smk"
+include: "scheduling.smk"
