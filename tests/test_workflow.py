@@ -335,14 +335,13 @@ def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
     """The workflow draws figures and checks claims inside the Snakemake process (threads); the
     standalone CLI must write the same table and PNG bytes and the same claims."""
     project = test_run[0]
-    # the CLI reads results/… under its working directory: give it the test config's results_dir there
+    # run from an empty folder: every path comes from the options (the test config's results_dir included)
     cwd = tmp_path / "cli"
     cwd.mkdir()
-    (cwd / "results").symlink_to(project / TEST_RESULTS)
     cli = [sys.executable, "-m", "banditrepro"]
     common = ["--papers", "c2b", "dp-ts-ucb", "winner-stays", "--max-horizon", "2000",
               "--manifest", str(project / "config/figures"), "--status-dir", str(project / "data/status"),
-              "--prepared-dir", str(project / "data/prepared")]
+              "--prepared-dir", str(project / "data/prepared"), "--results-dir", str(project / TEST_RESULTS)]
     for stem in ("c2b/fig1", "winner-stays/preference-matrices"):
         out = {k: tmp_path / f"{stem.replace('/', '-')}.{k}" for k in ("png", "pdf", "csv")}
         r = subprocess.run([*cli, "figure", stem, *common, "--png", str(out["png"]), "--pdf", str(out["pdf"]),

@@ -273,7 +273,8 @@ def cmd_figure(args) -> int:
     if args.stem not in figs:
         raise ReproError(f"unknown figure {args.stem!r} (known: {', '.join(figs)})")
     fig = figs[args.stem]
-    build_figure(fig, args.png, args.pdf, args.table, args.status_dir, args.prepared_dir)
+    build_figure(fig, args.png, args.pdf, args.table, args.status_dir, args.prepared_dir,
+                 root=f"{args.results_dir}/summaries")
     print(f"{args.stem}: wrote {args.png}, {args.pdf}, {args.table}")
     return 0
 
@@ -281,14 +282,15 @@ def cmd_figure(args) -> int:
 def cmd_claims(args) -> int:
     from banditrepro.claims import write_claims
 
-    print("\n".join(write_claims(_figures(args), args.out, args.status_dir, args.prepared_dir)))
+    print("\n".join(write_claims(_figures(args), args.out, args.status_dir, args.prepared_dir,
+                                  tables_dir=f"{args.results_dir}/tables", root=f"{args.results_dir}/summaries")))
     return 0
 
 
 def cmd_report(args) -> int:
     from banditrepro.report import build_report
 
-    build_report(_figures(args), args.claims, args.runtime, args.out)
+    build_report(_figures(args), args.claims, args.runtime, args.out, tables_dir=f"{args.results_dir}/tables")
     return 0
 
 
@@ -359,6 +361,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--papers", nargs="+", default=None)
         sp.add_argument("--max-horizon", type=_HORIZON, default=None, help="cap every horizon of the manifest")
         sp.add_argument("--status-dir", default="data/status")
+        sp.add_argument("--results-dir", default="results",
+                        help="the run's results folder: summaries/ and tables/ are read there (config results_dir)")
 
     s = sub.add_parser("summarize", help="runs of one cell -> summary (mean, se, 95 %% CI)")
     s.add_argument("cells", nargs="+")
