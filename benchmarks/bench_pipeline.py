@@ -85,7 +85,7 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dic
             "jobs": max(totals) if totals else None, "lines_printed": len(out),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
-            "kernel_cpu_s": sum(s.get("kernel_cpu_seconds", 0.0) for s in sidecars),
+            "kernel_cpu_s": sum(s["kernel_cpu_seconds"] for s in sidecars),
             "job_bodies_cpu_s": sum(bodies), "job_bodies": len(bodies),
             "numba_load_s": sum(s["load_seconds"] for s in sidecars),
             "results_mb": du_mb(workdir / "results"), "command": shlex.join(cmd)}

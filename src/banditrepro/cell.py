@@ -95,9 +95,9 @@ def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: i
     spec.run(instance, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
     load = time.perf_counter() - start
     rng = cell_generator(base_seed, instance.name, run)
-    start, cpu = time.perf_counter(), time.thread_time()
+    start, cpu_start = time.perf_counter(), time.thread_time()
     out, n_batches, steps = spec.run(instance, horizon, tab, grid, rng, **resolved)
-    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
     if steps != horizon:
         raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
     curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}

@@ -5,6 +5,7 @@
 # never write the same file. No params or inputs hold the checkout's absolute location: a copied or moved
 # project folder is up to date where it lands. Figure, claims and cell jobs carry digests of exactly the
 # manifest entries and package sources they draw from (params), so an edit reruns just what it affects.
+import functools
 import hashlib
 import json
 import os
@@ -387,17 +388,25 @@ def figure_caption(wildcards):
 # --- bodies of the in-process jobs ---------------------------------------------------------------------
 
 
-def _write_log(log, text, cpu0):
-    """A job's log: what it did, then the CPU seconds its body took on its thread (what the job cost
-    besides Snakemake's own bookkeeping; benchmarks/bench_pipeline.py sums them)."""
-    Path(log[0]).write_text(
-        f"{text.rstrip()}\nbody CPU seconds: {time.thread_time() - cpu0:.4f}\n"
-    )
+def _logged(body):
+    """A job body that returns its log text and takes ``log`` as its last argument: the log gets that text,
+    then the CPU seconds the body took on its thread (what the job cost besides Snakemake's own
+    bookkeeping; benchmarks/bench_pipeline.py sums them)."""
+
+    @functools.wraps(body)
+    def job(*args):
+        cpu0 = time.thread_time()
+        text = body(*args)
+        Path(args[-1][0]).write_text(
+            f"{text.rstrip()}\nbody CPU seconds: {time.thread_time() - cpu0:.4f}\n"
+        )
+
+    return job
 
 
+@_logged
 def simulate_job(wildcards, input, output, params, log):
     """Body of the in-process cell jobs of simulate.smk: one run, or a range of runs, of one cell."""
-    cpu0 = time.thread_time()
     from banditrepro.cell import simulate_to_file
 
     dataset, horizon, algo = split_key(wildcards.cell)
@@ -409,24 +418,24 @@ def simulate_job(wildcards, input, output, params, log):
     for run, cell in jobs:
         result = simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell)
         lines.append(result.describe())
-    _write_log(log, "\n".join(lines) + "\n", cpu0)
+    return "\n".join(lines) + "\n"
 
 
+@_logged
 def summarize_job(input, output, log):
-    cpu0 = time.thread_time()
     from banditrepro.aggregate import write_summary
 
     write_summary(list(input), output[0])
-    _write_log(log, f"{len(input)} runs summarized\n", cpu0)
+    return f"{len(input)} runs summarized\n"
 
 
 # Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
 _DRAW_LOCK = threading.Lock()
 
 
+@_logged
 def figure_job(wildcards, output, log):
     """Body of the in-process figure job: one manifest figure, its table (CSV, Markdown, LaTeX)."""
-    cpu0 = time.thread_time()
     from banditrepro.figures import build_figure
 
     stem = f"{wildcards.paper}/{wildcards.figure}"
@@ -440,33 +449,33 @@ def figure_job(wildcards, output, log):
             PREPARED,
             root=SUMMARIES,
         )
-    _write_log(log, f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n", cpu0)
+    return f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n"
 
 
+@_logged
 def claims_job(output, log):
-    cpu0 = time.thread_time()
     from banditrepro.claims import write_claims
 
     lines = write_claims(
         FIGURES, output[0], STATUS, PREPARED, tables_dir=TABLES, root=SUMMARIES
     )
-    _write_log(log, "\n".join(lines) + "\n", cpu0)
+    return "\n".join(lines) + "\n"
 
 
+@_logged
 def runtime_table_job(input, output, log):
-    cpu0 = time.thread_time()
     from banditrepro.aggregate import write_runtime_table
 
     write_runtime_table(list(input), output[0])
-    _write_log(log, f"{len(input)} summaries\n", cpu0)
+    return f"{len(input)} summaries\n"
 
 
+@_logged
 def report_job(input, output, log):
-    cpu0 = time.thread_time()
     from banditrepro.report import build_report
 
     build_report(FIGURES, input.claims, input.runtime, output[0], tables_dir=TABLES)
-    _write_log(log, f"wrote {output[0]}\n", cpu0)
+    return f"wrote {output[0]}\n"
 
 
 include: "progress.smk"

@@ -27,9 +27,8 @@ def coalesce_reevaluation_timers(scheduler):
         scheduler._open_jobs.release()
 
     def schedule_reevaluation(delay):
-        if pending.acquire(
-            blocking=False
-        ):  # none pending: start one; else the pending one will do
+        # none pending: start one; else the pending one will wake the scheduler in time
+        if pending.acquire(blocking=False):
             timer = threading.Timer(delay, wake)
             timer.daemon = True
             timer.start()

@@ -3,8 +3,9 @@
 # Jobs run inside the Snakemake process (`run:`; the default profile sets force-use-threads), so a cell
 # costs its simulation, not a Python start-up, numpy/numba import and kernel cache load (~1 s each).
 # Kernels release the GIL (nogil). Snakemake's bookkeeping costs tens of ms of CPU per job and a few per
-# declared file, more than most runs, so one job computes several runs of a cell: `cells_per_job: auto` (default) sizes the group from the
-# horizon and the kernel's ns/step (banditrepro/jobsize.py), an integer k fixes it. A job writes the same
+# declared file, more than most runs, so one job computes several runs of a cell: `cells_per_job: auto`
+# (default) sizes the group from the horizon and the kernel's ns/step (banditrepro/jobsize.py), an integer
+# k fixes it. A job writes the same
 # per-run files either way; each run's bytes depend only on (algorithm, dataset, horizon, run, base seed).
 # Only the .npz files are outputs: each run's .json sidecar (wall time, versions) is written next to it but
 # not declared, since Snakemake's per-output bookkeeping (incomplete marks, metadata records, input
