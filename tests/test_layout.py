@@ -1,0 +1,34 @@
+"""The one object that knows every path: the layout the rules, jobs, CLI and report share."""
+
+from banditrepro.layout import DEFAULT_BASE_SEED, Layout
+
+
+def test_default_layout_matches_the_documented_tree():
+    lay = Layout()
+    assert lay.cell("sushi16", 100000, "rucb", 3) == f"results/cells/seed{DEFAULT_BASE_SEED}/sushi16/T100000/rucb/run3.npz"
+    assert lay.summary("sushi16", 100000, "rucb") == "results/summaries/sushi16/T100000/rucb.npz"
+    assert lay.figure_outputs("c2b", "fig1") == [
+        "results/figures/c2b/fig1.png", "results/figures/c2b/fig1.pdf",
+        "results/tables/c2b/fig1.csv", "results/tables/c2b/fig1.md", "results/tables/c2b/fig1.tex"]
+    assert lay.prepared_file("mslr5") == "data/prepared/mslr5.json"
+    assert lay.logs == "logs"
+
+
+def test_two_configs_never_share_result_files():
+    a, b = Layout("results"), Layout("results/test", base_seed=7)
+    assert a.claims_csv != b.claims_csv and a.cells != b.cells and a.logs != b.logs
+    assert b.logs == "logs/test"
+    # a new base seed in the same results_dir gets its own cells (figures and claims are replaced)
+    assert Layout("results", 1).cells != Layout("results", 2).cells
+
+
+def test_from_config_and_trailing_slash():
+    lay = Layout.from_config({"results_dir": "results/x/", "base_seed": 5})
+    assert lay.results_dir == "results/x" and lay.cells == "results/x/cells/seed5"
+    assert Layout.from_config({}).base_seed == DEFAULT_BASE_SEED
+
+
+def test_under_resolves_relative_folders_only(tmp_path):
+    lay = Layout("results").under(tmp_path)
+    assert lay.summaries == f"{tmp_path}/results/summaries" and lay.prepared == f"{tmp_path}/data/prepared"
+    assert Layout(str(tmp_path / "abs")).under("/elsewhere").results_dir == str(tmp_path / "abs")
