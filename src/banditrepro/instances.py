@@ -88,7 +88,7 @@ class BernoulliArms:
 
 
 def draw_utilities(n: int, rng: np.random.Generator) -> np.ndarray:
-    """u ~ U(0,1)^n sorted decreasing (SPEC decision for the Winner Stays simulated data): arm 0 is the best."""
+    """u ~ U(0,1)^n sorted decreasing (docs/decisions.md#ws-simulated-data): arm 0 is the best."""
     return np.sort(rng.random(n))[::-1]
 
 

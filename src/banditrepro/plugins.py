@@ -20,7 +20,8 @@ The contract (README, "Add your own algorithm or dataset"; example: ``examples/p
   ``instance.P`` (K×K, ``P[i, j]`` = Pr(i beats j)) or ``instance.means``; ``T`` the horizon;
   ``tab[m, i, j]`` the regret of playing the pair (i, j) for one step under metric m (a MAB pull of
   arm i is (i, i)); ``grid`` the sorted int64 steps at which to report (last = T); ``rng`` the cell's
-  ``np.random.Generator``: the only source of randomness allowed (common random numbers, SPEC §0).
+  ``np.random.Generator``: the only source of randomness allowed (common random numbers,
+  docs/decisions.md#seeds-and-runs).
   It returns ``out[m, g]`` = cumulative regret of metric m after ``grid[g]`` steps (float64, shape
   ``(tab.shape[0], grid.size)``), the number of batches used (0 if not batched) and the number of
   steps played (must be T). ``Recorder`` below keeps this bookkeeping for a plain-Python kernel; a

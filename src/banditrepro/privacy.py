@@ -4,7 +4,7 @@ Pure numpy/scipy, vectorised over array arguments (scalars in, floats out). Natu
 
 - ``phi``: the fresh-sample budget φ = c0 T^{0.5(1−α)} ln^{0.5(3−α)} T of Algorithm 1, c0 = √(2πe).
 - ``eta_dp_ts_ucb``: Theorem 4.4, η = √(2 c0 T^{0.5(1−α)} ln^{1.5(1−α)} T) (= √(2φ / ln^α T)); used for plots
-  (SPEC binding decision).
+  (docs/decisions.md#privacy-accounting).
 - ``eta_dp_ts_ucb_thm46``: the η = √(2φ) that Theorem 4.6 writes; equals Theorem 4.4 only at α = 0.
 - ``eta_m_ts_gaussian``: M-TS-Gaussian (Ou et al. 2024), η = √(T / (c (b+1))).
 - ``eta_ts_gaussian``: TS-Gaussian (Ou et al. 2024 as quoted in §2 of the paper), η = √(0.5 T).

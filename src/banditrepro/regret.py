@@ -1,8 +1,8 @@
 """Regret definitions as per-step tables.
 
 Every metric is a table ``tab[m, i, j]`` = instantaneous regret of playing (i, j) at one step, so a
-kernel accumulates all metrics of a run at once (one run gives binary and utility regret alike, SPEC
-decisions). A multi-armed pull of arm i is recorded as the pair (i, i).
+kernel accumulates all metrics of a run at once (one run gives binary and utility regret alike,
+docs/decisions.md#regret). A multi-armed pull of arm i is recorded as the pair (i, i).
 """
 
 from __future__ import annotations

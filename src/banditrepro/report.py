@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from banditrepro import algorithms as registry
+from banditrepro.deviations import load_deviations
 from banditrepro.manifest import Figure
 
 
@@ -63,25 +64,39 @@ def build_report(figures: list[Figure], claims_csv, runtime_csv, out, tables_dir
 # its measured effect
 
 
-def load_deviations(path) -> list[dict]:
-    """config/deviations.yaml: a list under ``deviations`` of {id, paper, what, ours, effect?}."""
-    import yaml
+DECISIONS = "docs/decisions.md"  # the project's own statement of what the papers leave open (repository root)
 
-    from banditrepro import ReproError
-
-    path = Path(path)
-    if not path.exists():
-        raise ReproError(f"deviations file not found: {path}")
-    doc = yaml.safe_load(path.read_text()) or {}
-    items = doc.get("deviations", [])
-    for k, d in enumerate(items):
-        missing = [f for f in ("id", "paper", "what", "ours") if not d.get(f)]
-        if missing:
-            raise ReproError(f"{path.name}: deviation {d.get('id', k)}: missing {', '.join(missing)}")
-        eff = d.get("effect")
-        if eff is not None and not all(eff.get(f) for f in ("figure", "ours", "variant")):
-            raise ReproError(f"{path.name}: deviation {d['id']}: effect needs figure, ours and variant")
-    return items
+# Read once at the top of results/reproduction.md: every word the claim rows use, so no row needs the code.
+_LEGEND = [
+    "## How to read this report", "",
+    "Every claim of the papers that the figures are meant to show is one section below: the paper's sentence, "
+    "where the paper states it, the test that decides it, what was measured, and the verdict. Decisions the "
+    f"papers leave open (instances, parameters, reconstructed algorithms, tolerances) are stated in "
+    f"`{DECISIONS}` in the repository; links of the form `{DECISIONS}#section` point there.", "",
+    "**Verdicts.** Each is decided by a 95 % interval of the measured quantity (a ratio or difference of mean "
+    "final regrets with a bootstrap over paired runs, or the exact value of a formula), never by a point mean:",
+    "",
+    "- *reproduced*: the whole interval lies on the claim's side of its boundary;",
+    "- *not reproduced*: the whole interval lies on the other side;",
+    "- *inconclusive*: the interval contains the boundary; the row says roughly how many runs would settle it;",
+    "- *vacuous*: the claim's premise never occurs (\"where X wins …\" and X never wins);",
+    "- *not run*: the data could not be produced; the row says why.", "",
+    "**Panels.** A claim over several panels (data sets, horizons, α values …) is tested on each; the measured "
+    "text names each panel with its interval and one word: *holds* (that panel reproduces the claim), "
+    "*contradicted* (that panel reproduces its opposite), *open* (that panel's interval contains the "
+    "boundary). A claim \"on every panel\" needs every panel to hold and fails on one contradicted panel; "
+    "\"on most panels\" needs more than half to hold and fails once at least half are contradicted; "
+    "otherwise it is inconclusive.", "",
+    "**Interval shown** (`ci_low`, `ci_high` in claims.csv) is the interval of the panel that decides the "
+    "verdict: for a contradicted claim the first contradicted panel, for an inconclusive one the open panel "
+    "that needs the most runs, for a reproduced one the panel closest to its boundary. "
+    "\"quorum: the m-th best of n panels\" means the claim needs m of n panels: the interval is formed from "
+    "the m-th best lower and the m-th best upper limit over the panels, so it lies on the claim's side exactly "
+    "when at least m panels do.", "",
+    "**Tolerances.** Where a paper uses an unquantified word (\"comparable\", \"flat\", \"small gap\") the test "
+    "states the tolerance we chose, with its rationale, and the measured text gives the tolerance at which the "
+    f"verdict would flip (`{DECISIONS}#claims-and-tolerances`).", "",
+]
 
 
 def _panel_metric(fig: Figure, k: int) -> str:
@@ -143,12 +158,7 @@ def build_reproduction(figures: list[Figure], claims_csv, deviations, out, root=
     counts = claims.verdict.value_counts().to_dict() if not claims.empty else {}
     lines = ["# Reproduction report", "",
              f"{len(claims)} claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in vd.VERDICTS) + ".", "",
-             "Each verdict is decided by a 95 % interval: a ratio or difference of mean final regrets with a "
-             "paired bootstrap over runs, or the exact value of a formula. *reproduced*: the interval lies on the "
-             "claim's side of its boundary; *not reproduced*: on the other side; *inconclusive*: it straddles "
-             "the boundary (the measured text says roughly how many runs would settle it); *vacuous*: the "
-             "claim's premise never occurs; *not run*: the data could not be produced. Claims over several "
-             "panels need every panel, or more than half of them for \"most\".", ""]
+             *_LEGEND]
     for paper in dict.fromkeys(claims.paper):
         lines += [f"## {paper}", ""]
         for r in claims[claims.paper == paper].itertuples():
@@ -168,8 +178,11 @@ def build_reproduction(figures: list[Figure], claims_csv, deviations, out, root=
             lines.append("")
     devs = load_deviations(deviations) if not isinstance(deviations, list) else deviations
     lines += ["## Deviations from the papers", "",
-              "Effect: ratio of mean final regrets variant / ours per panel with a 95 % paired bootstrap "
-              "interval (variant = the paper's text read literally or the alternative reading).", "",
+              "Every place where we depart from a paper's text or fill a gap it leaves open "
+              f"(`config/deviations.yaml`; the reasons in `{DECISIONS}`). Effect: ratio of mean final regrets "
+              "variant / ours per panel with a 95 % paired bootstrap interval (variant = the paper's text read "
+              "literally, or the alternative setting of a reconstructed knob); \"— (no variant run)\" where "
+              "no variant line is drawn.", "",
               "| id | paper | the paper | ours | measured effect (variant / ours) |", "|---|---|---|---|---|"]
     for d in devs:
         lines.append("| " + " | ".join(_cell(x) for x in (d["id"], d["paper"], d["what"], d["ours"],

@@ -2,7 +2,7 @@
 
 A cell's generator depends only on (base seed, instance key, run index), never on the algorithm, the
 scheduling, ``hash()`` or the clock. All algorithms of one run therefore start from the same stream
-(common random numbers, SPEC §0).
+(common random numbers, docs/decisions.md#seeds-and-runs).
 """
 
 from __future__ import annotations
