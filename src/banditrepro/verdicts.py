@@ -12,8 +12,9 @@ claim draws:
 - ``not run``: the data could not be produced (why is said in ``measured``).
 
 Intervals over runs are percentile bootstraps. Cells share their random streams across algorithms
-(common random numbers, docs/decisions.md#seeds-and-runs), so two algorithms' runs with the same index are paired and resampled
-together. Every bootstrap takes an explicit integer seed: the same inputs always give the same interval.
+(common random numbers, docs/decisions.md#seeds-and-runs), so two algorithms' runs with the same index
+are paired and resampled together. Every bootstrap takes an explicit integer seed: the same inputs always
+give the same interval.
 
 >>> a = np.array([10.0, 11, 9, 10, 12, 8, 10, 11]); b = a + 5
 >>> iv = diff_ci(a, b, seed=1)

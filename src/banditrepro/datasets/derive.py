@@ -156,8 +156,9 @@ def ranker_subset(P: np.ndarray, size: int, seed: int, winner: int | None = None
 
 # ----------------------------------------------------------------------------------- synthetic model
 def utility_model(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """One fixed draw of the total-order utility model (docs/decisions.md#ws-simulated-data): u ~ U(0,1) sorted decreasing,
-    p_ij = (1 + u_i − u_j)/2, with ``default_rng(seed)``. The per-run model is ``instances.UtilityModel``."""
+    """One fixed draw of the total-order utility model (docs/decisions.md#ws-simulated-data): u ~ U(0,1)
+    sorted decreasing, p_ij = (1 + u_i − u_j)/2, with ``default_rng(seed)``. The per-run model is
+    ``instances.UtilityModel``."""
     u = draw_utilities(n, np.random.default_rng(seed))
     return utility_preferences(u), u
 
