@@ -170,3 +170,105 @@ def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_pat
     side[1].unlink()
     side[2].write_text("{not json")
     assert np.isnan(summarize(cells)["wall_seconds"]).all()
+
+
+# ------------------------------------------------------------------ the project folder (issue 17 item 6)
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+
+
+def _cli_env(*args, cwd, project_env=None):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "BANDITREPRO_PROJECT"}
+    if project_env is not None:
+        env["BANDITREPRO_PROJECT"] = str(project_env)
+    return subprocess.run([sys.executable, "-m", "banditrepro", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env)
+
+
+def test_find_project_order_option_then_variable_then_nearest_parent(tmp_path):
+    from banditrepro import ReproError
+    from banditrepro.project import find_project
+
+    outer, inner = tmp_path / "a", tmp_path / "b"
+    for p in (outer, inner):
+        (p / "config").mkdir(parents=True)
+        (p / "config" / "datasets.yaml").write_text("datasets: {}\n")
+    deep = outer / "results" / "figures"
+    deep.mkdir(parents=True)
+    found = find_project(environ={}, cwd=deep)
+    assert found.root == outer.resolve() and "nearest parent" in found.how
+    assert find_project(environ={}, cwd=outer).how == "the current directory"
+    assert find_project(environ={"BANDITREPRO_PROJECT": str(inner)}, cwd=deep).root == inner.resolve()
+    assert find_project(str(outer), environ={"BANDITREPRO_PROJECT": str(inner)}, cwd=deep).root == outer.resolve()
+    with pytest.raises(ReproError, match="'.*nowhere' \\(from --project\\) is not a folder"):
+        find_project(str(tmp_path / "nowhere"), environ={}, cwd=deep)
+    lost = tmp_path / "elsewhere"
+    lost.mkdir()
+    none = find_project(environ={}, cwd=lost)
+    if none.root is None:  # (a config/datasets.yaml above tmp_path would make this a project)
+        assert str(lost) in none.hint() and "--project DIR" in none.hint() and "BANDITREPRO_PROJECT" in none.hint()
+
+
+def test_outside_the_project_errors_say_where_they_looked_and_the_fix_works(tmp_path):
+    from banditrepro.project import find_project
+
+    if find_project(environ={}, cwd=tmp_path).root is not None:
+        pytest.skip("the temporary folder lies inside a project")
+    r = _cli_env("datasets", cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "dataset catalog not found" in r.stderr and str(tmp_path.resolve()) in r.stderr
+    assert "--project DIR" in r.stderr and "BANDITREPRO_PROJECT" in r.stderr
+    sim = ["simulate", "--algorithm", "rucb", "--dataset", "nosuch", "--horizon", "5", "--out", str(tmp_path / "c.npz")]
+    r = _cli_env(*sim, cwd=tmp_path)
+    assert r.returncode == 2 and "unknown dataset 'nosuch'" in r.stderr and "no project found" in r.stderr
+    # pointed at the project, the catalog is found (the dataset is then unknown to it, not "no catalog")
+    for r in (_cli_env(*sim, "--project", str(ROOT), cwd=tmp_path), _cli_env(*sim, cwd=tmp_path, project_env=ROOT)):
+        assert r.returncode == 2 and "unknown dataset 'nosuch' (known: six-rankers" in r.stderr
+    r = _cli_env("datasets", "--project", str(ROOT), "--prepared-dir", str(tmp_path), cwd=tmp_path)
+    assert r.returncode == 0 and any(ln.startswith("sushi16 ") for ln in r.stdout.splitlines())
+
+
+def test_project_defaults_are_filled_only_where_no_path_was_given(tmp_path, monkeypatch):
+    from banditrepro.cli import _apply_project, build_parser
+
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(["figure", "c2b/fig1", "--project", str(ROOT), "--png", "a.png", "--pdf",
+                                      "a.pdf", "--table", "a.csv", "--status-dir", "here/status"])
+    _apply_project(args)
+    assert args.manifest == str(ROOT / "config" / "figures") and args.results_dir == str(ROOT / "results")
+    assert args.status_dir == "here/status"  # given on the command line: relative to the current directory
+    monkeypatch.chdir(ROOT / "src")  # inside the project: the nearest parent holding config/datasets.yaml
+    args = build_parser().parse_args(["fetch", "x/y"])
+    _apply_project(args)
+    assert args.catalog == str(ROOT / "config" / "datasets.yaml") and args.mirror == [str(ROOT / "../shared/data")]
+    monkeypatch.chdir(ROOT)  # in the project folder itself the defaults stay short relative paths
+    args = build_parser().parse_args(["fetch", "x/y"])
+    _apply_project(args)
+    assert args.catalog == "config/datasets.yaml" and args.raw_dir == "data/raw"
+
+
+def test_every_subcommand_takes_project():
+    from banditrepro.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert all(any("--project" in a.option_strings for a in sp._actions) for sp in sub.choices.values())
+
+
+def test_table_columns_fit_their_widest_cell():
+    from banditrepro.cli import _table
+
+    text = _table(["name", "origin", "label"], [["a", "plugin some-long-distribution 0.1.0", "A"],
+                                                ["bb", "built in", "B (reconstructed)"]])
+    lines = text.splitlines()
+    col = lines[0].index("label")
+    assert [ln[col:] for ln in lines] == ["label", "A", "B (reconstructed)"]
+    assert all(ln[col - 1] == " " for ln in lines)
+
+
+def test_algorithms_listing_keeps_the_label_column_aligned():
+    r = cli("algorithms")
+    lines = r.stdout.splitlines()
+    col = lines[0].index("label")
+    assert r.returncode == 0 and len(lines) > 2
+    assert all(ln[col - 1] == " " and ln[col] != " " for ln in lines), r.stdout

@@ -108,3 +108,40 @@ def test_verdict_names_in_the_report_are_the_five(run):
     tmp, figs, root = run
     claims = pd.read_csv(tmp / "claims.csv")
     assert set(claims.verdict) <= set(vd.VERDICTS)
+
+
+OUTSIDE = [(r"\bSPEC\b", "the research specification (not in the repository)"), (r"\.\./", "a path above the project"),
+           (r"(?:^|[\s(\"'`=])/[A-Za-z]", "an absolute path")]
+
+
+def outside_references(text: str) -> list[str]:
+    """Every reference in ``text`` that points outside the repository (a reader could not follow it)."""
+    import re
+
+    return [f"{why}: {m.group(0)!r} in …{text[max(0, m.start() - 40):m.end() + 20]!r}…"
+            for pattern, why in OUTSIDE for m in re.finditer(pattern, text, flags=re.M)]
+
+
+def test_reproduction_report_stands_on_its_own(run):
+    """Built from test data with the shipped deviations: no reference to a file outside the repository, and
+    every word the claim rows use (per-panel words, the five verdicts, the interval shown) defined once."""
+    tmp, figs, root = run
+    text = build_reproduction(figs, tmp / "claims.csv", ROOT / "config" / "deviations.yaml",
+                              tmp / "out" / "reproduction.md", root)
+    assert outside_references(text) == []
+    assert str(tmp) not in text
+    legend = text.split("\n## t\n")[0]
+    for word in ("*holds*", "*contradicted*", "*open*", "ci_low", "ci_high", "quorum", *map("*{}*".format,
+                                                                                           vd.VERDICTS)):
+        assert word in legend, word
+    assert "docs/decisions.md#scb" in text and "docs/decisions.md#qsa" in text
+    # the QSA and SCB rows describe the code as it is now
+    qsa = next(ln for ln in text.splitlines() if ln.startswith("| ws-qsa-reconstructed"))
+    scb = next(ln for ln in text.splitlines() if ln.startswith("| ws-scb-reconstructed"))
+    assert "15 duels" not in qsa and "Hoeffding" in qsa and "tie margin" in qsa
+    assert "2^(2^r)" in scb and "65,812" in scb and "γ = 0" in scb
+
+
+def test_manifest_and_deviation_texts_stay_inside_the_repository():
+    for path in [*sorted((ROOT / "config" / "figures").glob("*.yaml")), ROOT / "config" / "deviations.yaml"]:
+        assert outside_references(path.read_text()) == [], path.name

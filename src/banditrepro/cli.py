@@ -2,6 +2,10 @@
 
 Bad input exits with status 2 and one line on stderr naming the argument and the bad value; no
 traceback, and no output file (outputs are written atomically, after every input has been checked).
+
+Default paths (catalog, data, manifest, results) are those of a project folder: ``--project DIR``, else
+the environment variable BANDITREPRO_PROJECT, else the current directory or its nearest parent that holds
+config/datasets.yaml. Paths given on the command line are relative to the current directory as usual.
 """
 
 from __future__ import annotations
@@ -14,9 +18,16 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
+from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
 
 DEFAULT_CATALOG = "config/datasets.yaml"
 DEFAULT_PREPARED = "data/prepared"
+# option dest -> default path inside the project (filled in after parsing unless the option was given)
+PROJECT_DEFAULTS = {"catalog": DEFAULT_CATALOG, "raw_dir": "data/raw", "prepared_dir": DEFAULT_PREPARED,
+                    "manifest": "config/figures", "status_dir": "data/status", "results_dir": "results"}
+DEFAULT_MIRROR = "../shared/data"  # relative to the project, like data_mirrors of config/config.yaml
+PROJECT_HELP = (f"project folder whose config/, data/ and results/ the default paths refer to (default: "
+                f"${PROJECT_ENV}, else the current directory or its nearest parent holding {PROJECT_MARKER})")
 _DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a file stem, never a path
 
 
@@ -80,6 +91,24 @@ _SEED = _integer(0, MAX_SEED, "2^63-1")
 _HORIZON = _integer(1, MAX_HORIZON, MAX_HORIZON_TEXT)
 
 
+def _apply_project(args) -> None:
+    """Fill the path options the user did not give from the project folder."""
+    project = find_project(getattr(args, "project", None))
+    args.project_info = project
+    for dest, rel in PROJECT_DEFAULTS.items():
+        if hasattr(args, dest) and getattr(args, dest) is None:
+            setattr(args, dest, project.path(rel))
+    if getattr(args, "mirror", "absent") is None:
+        args.mirror = [project.path(DEFAULT_MIRROR)]
+    if getattr(args, "config", "absent") is None and project.root is not None:
+        args.config_default = project.path("config/config.yaml")
+
+
+def _need_catalog(args) -> None:
+    if not Path(args.catalog).is_file():
+        raise ReproError(f"dataset catalog not found: {args.catalog} ({args.project_info.hint()})")
+
+
 def _params(pairs: list[str]) -> dict[str, str]:
     out = {}
     for pair in pairs or []:
@@ -109,10 +138,10 @@ def _instance(args):
             return BernoulliArms(means, name="means")
     except ReproError as exc:
         raise ReproError(f"--{'matrix' if args.matrix is not None else 'means'}: {exc}") from None
-    return _prepared_dataset(args.dataset, args.prepared_dir, args.catalog)
+    return _prepared_dataset(args.dataset, args.prepared_dir, args.catalog, args.project_info.hint())
 
 
-def _prepared_dataset(name: str, prepared_dir: str, catalog: str):
+def _prepared_dataset(name: str, prepared_dir: str, catalog: str, hint: str = ""):
     """The prepared instance ``name``; "unknown dataset" if the catalog does not declare it."""
     from banditrepro.datasets.catalog import load_catalog, load_prepared
 
@@ -123,7 +152,7 @@ def _prepared_dataset(name: str, prepared_dir: str, catalog: str):
         raise ReproError(f"--dataset: unknown dataset {name!r}{listed}")
     if not path.is_file() and known is None:
         raise ReproError(f"--dataset: unknown dataset {name!r}: {path} does not exist and there is no catalog "
-                         f"at {catalog} to prepare it from (--catalog)")
+                         f"at {catalog} to prepare it from (--catalog)" + (f"; {hint}" if hint else ""))
     if not path.is_file():
         raise ReproError(f"--dataset: dataset {name!r} is not prepared ({path} missing); "
                          f"run: snakemake {path}  or  banditrepro prepare {name}")
@@ -156,13 +185,14 @@ def _catalog(args):
 
     from banditrepro.datasets.catalog import load_catalog
 
+    _need_catalog(args)
     if getattr(args, "entry", None):
         try:
             return load_catalog(args.catalog, {args.dataset: json.loads(args.entry)}, replace=True)
         except json.JSONDecodeError as exc:
             raise ReproError(f"--entry is not JSON: {exc}") from None
     declared = {}
-    config = Path(args.config) if args.config else Path("config/config.yaml")
+    config = Path(args.config) if args.config else Path(getattr(args, "config_default", "config/config.yaml"))
     if args.config and not config.is_file():
         raise ReproError(f"config file not found: {config}")
     if config.is_file():
@@ -170,10 +200,17 @@ def _catalog(args):
     return load_catalog(args.catalog, declared)
 
 
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned columns as wide as their widest cell (the last column unpadded)."""
+    widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header) - 1)]
+    return "\n".join(" ".join([*(f"{str(c):{w}}" for c, w in zip(r, widths)), str(r[-1])]).rstrip()
+                     for r in [header, *rows])
+
+
 def cmd_datasets(args) -> int:
     cat = _catalog(args)
     mirrors = [m for m in args.mirror if m.startswith(("http", "file:")) or Path(m).is_dir()]
-    print(f"{'dataset':16} {'prepared':9} {'raw data':30} description")
+    rows = []
     for name, entry in cat.datasets.items():
         prepared = (Path(args.prepared_dir) / f"{name}.json").exists()
         status = []
@@ -190,13 +227,15 @@ def cmd_datasets(args) -> int:
         raw = ", ".join(status) or ("derived from " + entry["fallback"] if "fallback" in entry else "none needed")
         if name in cat.declared:
             raw += " (config)"
-        print(f"{name:16} {'yes' if prepared else 'no':9} {raw:30} {entry.get('description', '')}")
+        rows.append([name, "yes" if prepared else "no", raw, entry.get("description", "")])
+    print(_table(["dataset", "prepared", "raw data", "description"], rows))
     return 0
 
 
 def cmd_fetch(args) -> int:
     from banditrepro.datasets.catalog import load_catalog
 
+    _need_catalog(args)
     cat = load_catalog(args.catalog)
     where = cat.fetch(args.source, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout,
                       dest=args.dest)
@@ -209,6 +248,7 @@ def cmd_probe(args) -> int:
     from banditrepro.atomic import write_json
     from banditrepro.datasets.catalog import load_catalog
 
+    _need_catalog(args)
     cat = load_catalog(args.catalog)
     status = {"dataset": args.dataset, "available": True, "reason": ""}
     for rel in cat.raw_inputs(args.dataset):
@@ -238,11 +278,12 @@ def cmd_prepare(args) -> int:
 def cmd_algorithms(args) -> int:
     from banditrepro import algorithms, plugins
 
-    print(f"{'algorithm':18} {'problem':8} {'origin':36} label")
+    rows = []
     for name in algorithms.names(plugins=True):
         spec = algorithms.get(name)
         origin = "built in" if name in algorithms.MODULES else "plugin " + plugins.origin(plugins.entry_points()[name])
-        print(f"{name:18} {spec.problem:8} {origin:36} {spec.label}")
+        rows.append([name, spec.problem, origin, spec.label])
+    print(_table(["algorithm", "problem", "origin", "label"], rows))
     return 0
 
 
@@ -295,16 +336,17 @@ def cmd_report(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="banditrepro", description=__doc__.splitlines()[0])
+    p = _Parser(prog="banditrepro", description=__doc__.splitlines()[0],
+                epilog=f"Every command takes --project DIR: {PROJECT_HELP}.")
     sub = p.add_subparsers(dest="command", required=True)
 
     def data_opts(sp, mirrors=True):
-        sp.add_argument("--catalog", default=DEFAULT_CATALOG, help="dataset catalog (YAML)")
-        sp.add_argument("--raw-dir", default="data/raw")
-        sp.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
+        sp.add_argument("--catalog", help=f"dataset catalog (YAML; default <project>/{DEFAULT_CATALOG})")
+        sp.add_argument("--raw-dir", help="raw files (default <project>/data/raw)")
+        sp.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
         if mirrors:
             sp.add_argument("--mirror", action="append", default=None,
-                            help="mirror folder or URL, tried in order (default ../shared/data)")
+                            help=f"mirror folder or URL, tried in order (default <project>/{DEFAULT_MIRROR})")
             sp.add_argument("--retries", type=_integer(1, 100), default=3, help="attempts per URL (1-100)")
             sp.add_argument("--timeout", type=_positive_float(86400), default=60.0, help="seconds per attempt")
 
@@ -321,13 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--base-seed", type=_SEED, default=20240601, help="root seed, 0 <= base seed < 2^63")
     s.add_argument("--out", type=_output(".npz"), required=True,
                    help="the cell file (.npz; wall time and versions go to the .json beside it)")
-    s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
-    s.add_argument("--catalog", default=DEFAULT_CATALOG, help="dataset catalog, to tell unknown datasets")
+    s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
+    s.add_argument("--catalog", help=f"dataset catalog, to tell unknown datasets (default <project>/{DEFAULT_CATALOG})")
     s.set_defaults(func=cmd_simulate)
 
     def config_opt(sp):
         sp.add_argument("--config", default=None,
-                        help="workflow config whose datasets: are added (default config/config.yaml if present)")
+                        help="workflow config whose datasets: are added (default <project>/config/config.yaml if "
+                             "present)")
 
     s = sub.add_parser("datasets", help="list known datasets and whether each is prepared / needs the network")
     data_opts(s)
@@ -357,12 +400,13 @@ def build_parser() -> argparse.ArgumentParser:
     config_opt(s)
     s.set_defaults(func=cmd_prepare)
     def manifest_opts(sp):
-        sp.add_argument("--manifest", default="config/figures")
+        sp.add_argument("--manifest", help="figure manifest folder (default <project>/config/figures)")
         sp.add_argument("--papers", nargs="+", default=None)
         sp.add_argument("--max-horizon", type=_HORIZON, default=None, help="cap every horizon of the manifest")
-        sp.add_argument("--status-dir", default="data/status")
-        sp.add_argument("--results-dir", default="results",
-                        help="the run's results folder: summaries/ and tables/ are read there (config results_dir)")
+        sp.add_argument("--status-dir", help="dataset status files (default <project>/data/status)")
+        sp.add_argument("--results-dir",
+                        help="the run's results folder: summaries/ and tables/ are read there (config results_dir; "
+                             "default <project>/results)")
 
     s = sub.add_parser("summarize", help="runs of one cell -> summary (mean, se, 95 %% CI)")
     s.add_argument("cells", nargs="+")
@@ -377,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("figure", help="draw one manifest figure (PAPER/FIGURE) and write its table")
     s.add_argument("stem")
     manifest_opts(s)
-    s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
+    s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
     s.add_argument("--png", type=_output(".png"), required=True)
     s.add_argument("--pdf", type=_output(".pdf"), required=True)
     s.add_argument("--table", type=_output(".csv"), required=True, help="the .csv (.md and .tex beside it)")
@@ -385,7 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("claims", help="check every claim of the manifest against the figure tables")
     manifest_opts(s)
-    s.add_argument("--prepared-dir", default=DEFAULT_PREPARED)
+    s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
     s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
 
@@ -395,15 +439,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runtime", required=True)
     s.add_argument("--out", type=_output(".md"), required=True)
     s.set_defaults(func=cmd_report)
+    for sp in sub.choices.values():
+        sp.add_argument("--project", metavar="DIR", help=PROJECT_HELP)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """Every error a user can cause ends here, as one line on stderr and exit status 2."""
     args = build_parser().parse_args(argv)
-    if getattr(args, "mirror", "absent") is None:
-        args.mirror = ["../shared/data"]
     try:
+        _apply_project(args)
         return args.func(args)
     except ReproError as exc:
         message = str(exc)
