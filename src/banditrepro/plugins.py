@@ -1,6 +1,6 @@
 """Algorithms from other packages, registered under the entry-point group ``banditrepro.algorithms``.
 
-The contract (README, "Add your own algorithm or dataset"; example: ``examples/plugin``):
+The contract (README, "Extending"; example: ``examples/plugin``):
 
 * **Registration.** In the plugin's ``pyproject.toml``::
 
