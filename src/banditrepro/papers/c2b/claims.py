@@ -9,52 +9,20 @@ the smallest such B of the sweep is reported, or "not within B ≤ <largest B>".
 
 from __future__ import annotations
 
-import zlib
-
-import numpy as np
-
 from banditrepro import ReproError
-from banditrepro.aggregate import load_summary
-from banditrepro.claims import Context, test
-from banditrepro.figures import summary_file
-from banditrepro.verdicts import (
-    INCONCLUSIVE,
-    NOT_RUN,
-    Interval,
-    Outcome,
-    combine,
-    decide,
-    decide_within,
-    ratio_ci,
-    settle_note,
-)
+from banditrepro.claims.context import Context
+from banditrepro.claims.generic import break_even_within
+from banditrepro.claims.parts import Part, outcome
+from banditrepro.claims.registry import test
+from banditrepro.papers.c2b.figures import line_batches, roles
+from banditrepro.verdicts import NOT_RUN, Interval, Outcome, seed_of
 
 
-def paired_finals(ctx: Context, panel, a: str, b: str, metric: str = "regret") -> tuple[np.ndarray, np.ndarray]:
-    """Per-run final values of lines a and b on the runs both cells have (paired by run index)."""
-    out = []
-    for key in (a, b):
-        ref = next((r for r in panel.algorithms if r.key == key), None)
-        if ref is None:
-            raise ReproError(f"{ctx.fig.stem}: no line {key!r} on panel {panel.title!r}")
-        out.append(load_summary(summary_file(panel.dataset, panel.horizon, ref.id, ctx.root)))
-    (sa, sb) = out
-    common = np.intersect1d(sa["runs"], sb["runs"])
-    if common.size < 2:
-        raise ReproError(f"{ctx.fig.stem}: {a} and {b} share fewer than 2 runs on {panel.dataset}")
-    fa = np.asarray(sa[f"{metric}_final"])[np.searchsorted(sa["runs"], common)]
-    fb = np.asarray(sb[f"{metric}_final"])[np.searchsorted(sb["runs"], common)]
-    return fa, fb
-
-
-def stable_seed(*parts) -> int:
-    """A bootstrap seed that depends only on what is compared (figure, dataset, lines)."""
-    return zlib.crc32("/".join(str(p) for p in parts).encode())
-
-
-def _ratio(ctx: Context, panel, a: str, b: str) -> tuple[Interval, int]:
-    fa, fb = paired_finals(ctx, panel, a, b, ctx.fig.metric)
-    return ratio_ci(fa, fb, seed=stable_seed(ctx.fig.stem, panel.dataset, panel.horizon, a, b)), fa.size
+def _ratio(ctx: Context, panel, a: str, b: str) -> Interval:
+    """Paired ratio of mean final regrets a / b on one panel (seeded by figure, panel and lines only, so the
+    sweep's intervals do not depend on which claim asks)."""
+    return ctx.ratio(ctx.finals(panel, a), ctx.finals(panel, b),
+                     seed=seed_of(ctx.fig.stem, panel.dataset, panel.horizon, a, b))
 
 
 @test("c2b_rounds_needed")
@@ -63,8 +31,6 @@ def _rounds_needed(ctx: Context, reference: str, claim_key: str, mode: str = "be
     """The smallest B at which C2B-KL reaches ``reference`` (measured), and the verdict on the paper's
     statement about B = ⌊ln T⌋ + 6 (``claim_key``): ``mode: beats`` ("always outperforms": the ratio interval
     lies below 1) or ``mode: comparable`` (the ratio interval lies within [1/ratio, ratio])."""
-    from banditrepro.figures_c2b import line_batches, roles
-
     if mode not in ("beats", "comparable"):
         raise ReproError(f"{ctx.fig.stem}: c2b_rounds_needed mode must be beats or comparable, not {mode!r}")
     series = [k for k, r in roles(ctx.fig).items() if r == "series"]
@@ -79,31 +45,21 @@ def _rounds_needed(ctx: Context, reference: str, claim_key: str, mode: str = "be
     note = f"; not run: {', '.join(missing)} (requires network access)" if missing else ""
     if not ran:
         return Outcome(desc, "no panel ran" + note, NOT_RUN)
-    parts, verdicts, deciding = [], [], []
+    parts, found = [], []
     for p in ran:
         refs = sorted((r for r in p.algorithms if r.key in series), key=lambda r: line_batches(r, p.horizon))
         reach = None
         for r in refs:
-            iv, _ = _ratio(ctx, p, r.key, reference)
-            if iv.low <= 1.0:
+            if _ratio(ctx, p, r.key, reference).low <= 1.0:
                 reach = line_batches(r, p.horizon)
                 break
-        iv, n = _ratio(ctx, p, claim_key, reference)
+        iv = _ratio(ctx, p, claim_key, reference)
         Bc = line_batches(next(r for r in p.algorithms if r.key == claim_key), p.horizon)
-        if mode == "beats":
-            v = decide(iv, 1.0, "below")
-            extra = f", {settle_note(iv, 1.0, n)}" if v == INCONCLUSIVE else ""
-        else:
-            v = decide_within(iv, 1 / ratio, ratio)
-            flip = max(iv.high, 1 / iv.low) if iv.low > 0 else float("inf")
-            extra = f", verdict flips at ratio tolerance {flip:.3g}"
-        verdicts.append(v)
-        deciding.append((v, iv))
+        name = f"{p.dataset} at B = {Bc}: ratio"
+        parts.append(Part(name, iv, 1.0, "below") if mode == "beats" else Part(name, iv, 1 / ratio, "within", ratio))
         where = f"B = {reach}" if reach is not None else f"not within B ≤ {line_batches(refs[-1], p.horizon)}"
-        parts.append(f"{p.dataset}: smallest B reaching {lr}: {where}; at B = {Bc} ratio {iv} ({v}{extra}; {n} runs)")
-    verdict = combine(verdicts)
-    # the interval reported is that of the panel that decides: the first with the combined verdict, else the
-    # panel with the largest ratio
-    pick = [iv for v, iv in deciding if v == verdict] or [max((iv for _, iv in deciding), key=lambda x: x.estimate)]
-    worst = max(pick, key=lambda x: x.estimate)
-    return Outcome(desc, "; ".join(parts) + note, verdict, worst.low, worst.high)
+        found.append(f"{p.dataset}: {where}")
+    head = f"smallest B reaching {lr}: " + "; ".join(found)
+    tail = [break_even_within(parts)] if mode == "comparable" else []
+    tail += [note.removeprefix("; ")] if missing else []
+    return outcome(desc, parts, ctx.min_runs, show="all", head=head, tail="; ".join(tail))
