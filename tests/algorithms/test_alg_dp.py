@@ -29,7 +29,7 @@ from banditrepro.algorithms.ts_gaussian import (
 )
 from banditrepro.grid import regret_grid
 from banditrepro.instances import BernoulliArms
-from banditrepro.privacy import phi
+from banditrepro.papers.dp_ts_ucb.privacy import phi
 from banditrepro.regret import mab_regret_table
 
 DP_ALGORITHMS = [

@@ -11,9 +11,10 @@ import pytest
 from banditrepro import ReproError
 from banditrepro.atomic import write_npz
 from banditrepro.claims import Context, check_figure
-from banditrepro.figures import DRAWERS, build_figure, summary_file
-from banditrepro.figures_c2b import line_batches, roles, rounds_table
+from banditrepro.figures import DRAWERS, build_figure
+from banditrepro.papers.c2b.figures import line_batches, roles, rounds_table
 from banditrepro.manifest import cells, load_manifest
+from tests.helpers import layout_at, summary_file
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "config" / "figures" / "c2b.yaml"
@@ -104,7 +105,7 @@ def _setup(tmp_path, finals: dict[str, np.ndarray], claim: dict | None = None):
     status.mkdir(exist_ok=True)
     (status / "yahoo30.json").write_text(json.dumps({"available": False, "reason": "offline"}))
     for ref in fig.panels[0].algorithms:
-        _summary(summary_file("six-rankers", 1000, ref.id, tmp_path / "sum"), finals[ref.key])
+        _summary(summary_file("six-rankers", 1000, ref.id, tmp_path / "summaries"), finals[ref.key])
     return fig, status
 
 
@@ -119,7 +120,7 @@ def _finals(ref_mean=100.0, **means):
 def test_rounds_table_and_figure(tmp_path):
     fig, status = _setup(tmp_path, _finals())
     out = tmp_path / "out"
-    df = build_figure(fig, out / "r.png", out / "r.pdf", out / "r.csv", status, tmp_path / "prep", tmp_path / "sum")
+    df = build_figure(fig, layout_at(tmp_path), out / "r.png", out / "r.pdf", out / "r.csv")
     for ext in ("png", "pdf", "csv", "md", "tex"):
         assert (out / f"r.{ext}").stat().st_size > 500
     ok = df[df.status == "ok"].set_index("algorithm")
@@ -133,16 +134,16 @@ def test_rounds_table_and_figure(tmp_path):
 def test_roles_must_cover_every_line(tmp_path):
     (tmp_path / "m.yaml").write_text(MINI.replace("variants: [lit], ", ""))
     with pytest.raises(ReproError, match="'lit' is in none of"):
-        rounds_table(_figs(tmp_path / "m.yaml")["r"], tmp_path, tmp_path, tmp_path)
+        rounds_table(_figs(tmp_path / "m.yaml")["r"], layout_at(tmp_path))
     (tmp_path / "m.yaml").write_text(MINI.replace("variants: [lit], bands: [ref]", "variants: [lit, ref]"))
     with pytest.raises(ReproError, match="no number of batches"):
-        rounds_table(_figs(tmp_path / "m.yaml")["r"], tmp_path, tmp_path, tmp_path)
+        rounds_table(_figs(tmp_path / "m.yaml")["r"], layout_at(tmp_path))
 
 
 def _verdict(tmp_path, finals, claim=None):
     fig, status = _setup(tmp_path, finals, claim)
-    table = rounds_table(fig, status, tmp_path / "prep", tmp_path / "sum")
-    return check_figure(fig, table, status, tmp_path / "sum")[0]
+    table = rounds_table(fig, layout_at(tmp_path))
+    return check_figure(fig, table, layout_at(tmp_path))[0]
 
 
 def test_rounds_needed_beats(tmp_path):
@@ -179,12 +180,12 @@ def test_outcome_interval_and_unpaired_runs(tmp_path):
     from banditrepro.claims import TESTS
 
     fig, status = _setup(tmp_path, _finals())
-    table = rounds_table(fig, status, tmp_path / "prep", tmp_path / "sum")
-    ctx = Context(fig, table, status, tmp_path / "sum")
+    table = rounds_table(fig, layout_at(tmp_path))
+    ctx = Context(fig, table, layout_at(tmp_path))
     out = TESTS["c2b_rounds_needed"](ctx, reference="ref", claim_key="s6")
     assert out.ci_low > 1.0 and out.ci_low < 2.0 < out.ci_high  # the ratio ≈ 2 of the deciding panel
     # a reference run with more runs (a figure asked for more) is paired on the common runs only
     ref_id = next(r.id for r in fig.panels[0].algorithms if r.key == "ref")
-    _summary(summary_file("six-rankers", 1000, ref_id, tmp_path / "sum"), np.full(60, 100.0), runs=np.arange(60))
+    _summary(summary_file("six-rankers", 1000, ref_id, tmp_path / "summaries"), np.full(60, 100.0), runs=np.arange(60))
     again = TESTS["c2b_rounds_needed"](ctx, reference="ref", claim_key="s6")
     assert again.measured.count("40 runs") == 1

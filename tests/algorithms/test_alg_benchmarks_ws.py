@@ -20,7 +20,7 @@ from banditrepro.algorithms.ccb import ccb_challenger, ccb_kernel, ccb_reset, cc
 from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
 from banditrepro.algorithms.qsa import adaptive_query, insert_at, qsa_kernel, query_done
 from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
-from banditrepro.algorithms.winner_stays import randint
+from banditrepro.algorithms.rng import randint
 from banditrepro.manifest import load_manifest
 from banditrepro.recorder import new_recorder
 from tests.helpers import played_pairs
