@@ -440,7 +440,7 @@ def test_labels_and_reconstruction_flags():
 def test_manifest_legends_name_the_knob_setting_they_run():
     """Every SCB/QSA line of the WS figures says its tie margin in the legend, and the -knob claim rows
     re-run their claim with the alternative lines (and only those swapped)."""
-    figs = {f.id: f for f in load_manifest(Path(__file__).parents[1] / "config/figures/winner-stays.yaml",
+    figs = {f.id: f for f in load_manifest(Path(__file__).parents[2] / "config/figures/winner-stays.yaml",
                                            papers=["winner-stays"])}
     seen = set()
     for f in figs.values():

@@ -24,7 +24,7 @@ from banditrepro.manifest import load_manifest
 from tests.claim_data import noisy, write_runs
 from tests.helpers import layout_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDS = {"a": "rucb", "b": "rucb+alpha=0.6", "c": "rucb+alpha=0.7"}
 
 

@@ -26,7 +26,7 @@ from banditrepro.manifest import cells, load_manifest
 from tests.claim_data import noisy, write_runs
 from tests.helpers import layout_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "config" / "figures" / "dp-ts-ucb.yaml"
 CATALOG = ROOT / "config" / "datasets.yaml"
 T6 = 10**6

@@ -25,7 +25,7 @@ from tests.claim_data import noisy, write_runs
 from tests.conftest import MSLR5, SIX_RANKERS
 from tests.helpers import layout_at, summary_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "config/figures/winner-stays.yaml"
 
 
@@ -145,7 +145,7 @@ def test_ws_curves_table_reads_each_panels_metric(wst_run):
     b = df[(df.algorithm == "ws-s") & (df.panel_index == 0)].mean_final_regret.item()
     u = df[(df.algorithm == "ws-s") & (df.panel_index == 1)].mean_final_regret.item()
     assert b != u  # binary vs utility strong regret of the same runs
-    rows = check_figure(fig, pd.read_csv(out / "f.csv"), base / "status", root)
+    rows = check_figure(fig, pd.read_csv(out / "f.csv"), layout_at(base))
     assert rows[0]["verdict"] in vd.VERDICTS and "holds for" in rows[0]["measured"] and "/2" in rows[0]["measured"]
 
 
@@ -182,7 +182,7 @@ wst:
             f = noisy(finals[key][k], seed=k)
             share = (late or {}).get(key, [0.0, 0.0])[k]
             write_runs(root, p.dataset, p.horizon, ref.id, f, metrics=set(metrics), halves=f * (1 - share))
-    return check_figure(fig, pd.DataFrame(), tmp_path / "status", root)[0]
+    return check_figure(fig, pd.DataFrame(), layout_at(tmp_path))[0]
 
 
 def test_beats_all(tmp_path):
@@ -222,8 +222,8 @@ def test_beta_pattern(tmp_path):
 
 
 def test_matrices_table_reproduces_the_prepared_matrices(tmp_path):
-    _write_prepared(tmp_path, "six-rankers", SIX_RANKERS)
-    _write_prepared(tmp_path, "mslr5", MSLR5)
+    _write_prepared(tmp_path / "prepared", "six-rankers", SIX_RANKERS)
+    _write_prepared(tmp_path / "prepared", "mslr5", MSLR5)
     (tmp_path / "m.yaml").write_text(MANIFEST.read_text().replace("dataset: sushi16, horizon: 1,",
                                                                   "dataset: six-rankers, horizon: 1,"))
     fig = _figs(tmp_path / "m.yaml")["preference-matrices"]
@@ -259,7 +259,7 @@ def test_iterations_follow_the_round_structure():
 
 
 def test_rounds_table_is_seeded(tmp_path):
-    _write_prepared(tmp_path, "mslr5", MSLR5)
+    _write_prepared(tmp_path / "prepared", "mslr5", MSLR5)
     fig = _figs()["rounds"]
     a = rounds_table(fig, layout_at(tmp_path))
     b = rounds_table(fig, layout_at(tmp_path))

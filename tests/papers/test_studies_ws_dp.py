@@ -20,7 +20,7 @@ from banditrepro.verdicts import argmin_interval
 from banditrepro.manifest import load_manifest
 from tests.helpers import layout_at, summary_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BETAS = [1.05, 1.1, 1.2, 1.3, 1.5, 2.0, 3.0, 5.0, 10.0]
 
 
@@ -140,7 +140,7 @@ def test_beta_advice_verdicts(tmp_path):
     out = advice(_ws(tmp_path, {"small": U_AT_11, "large": U_AT_2})[2], **kw)
     assert out.verdict == "reproduced" and "large" not in out.measured and (out.ci_low, out.ci_high) == (1.1, 1.1)
     out = advice(_ws(tmp_path, {"small": U_AT_2, "large": U_AT_11})[2], **kw)
-    assert out.verdict == "not reproduced" and "β* = 2 [2, 2]" in out.measured
+    assert out.verdict == "not reproduced" and "β* 2 [2, 2] (contradicted)" in out.measured
     out = advice(_ws(tmp_path, {"small": TIE_11_13, "large": U_AT_2})[2], **kw)
     assert out.verdict == "inconclusive" and "[1.1, 1.3]" in out.measured
     out = advice(_ws(tmp_path, {"small": U_AT_2, "large": U_AT_2}, arms=(30, 30))[2], **kw)
@@ -210,7 +210,7 @@ def test_frontier_dominated_verdicts(tmp_path):
     # dp1 better than every ε-DP line with smaller ε: not dominated
     ctx = _dp(tmp_path, {"dp0": 500, "dp1": 300, "mts": 4000, "se1": 2000, "se8": 1000})[2]
     out = dom(ctx, points=["dp1", "mts"], by=["se1", "se8"])
-    assert out.verdict == "not reproduced" and "→ not reproduced" in out.measured and "→ reproduced" in out.measured
+    assert out.verdict == "not reproduced" and "(contradicted)" in out.measured and "(holds)" in out.measured
     # equal regret up to independent noise: inconclusive
     ctx = _dp(tmp_path, {"dp0": 500, "dp1": 1000, "mts": 4000, "se1": 2000, "se8": 1000})[2]
     assert dom(ctx, points=["dp1"], by=["se8"]).verdict == "inconclusive"
