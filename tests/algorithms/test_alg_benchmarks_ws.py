@@ -19,8 +19,8 @@ from banditrepro.algorithms import get
 from banditrepro.algorithms.ccb import ccb_challenger, ccb_kernel, ccb_reset, ccb_update_sets
 from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
 from banditrepro.algorithms.qsa import adaptive_query, insert_at, qsa_kernel, query_done
-from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
 from banditrepro.algorithms.rng import randint
+from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
 from banditrepro.manifest import load_manifest
 from banditrepro.recorder import new_recorder
 from tests.helpers import played_pairs

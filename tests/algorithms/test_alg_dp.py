@@ -485,18 +485,6 @@ def test_needs_bernoulli_arms(six_rankers, simulate):
 
 
 @pytest.mark.parametrize("name, params", DP_ALGORITHMS, ids=lambda x: str(x))
-def test_determinism(bernoulli5, simulate, name, params):
-    T, inst = 20000, bernoulli5
-    if name == "dp-se":  # its pulls are round-robin; only the elimination times are random, so use close arms
-        T, inst = 10**6, BernoulliArms([0.5, 0.47, 0.45], name="close3")
-    a = simulate(name, inst, T, run=0, **params)
-    b = simulate(name, inst, T, run=0, **params)
-    c = simulate(name, inst, T, run=1, **params)
-    assert np.array_equal(a.curves["regret"], b.curves["regret"])
-    assert not np.array_equal(a.curves["regret"], c.curves["regret"])
-
-
-@pytest.mark.parametrize("name, params", DP_ALGORITHMS, ids=lambda x: str(x))
 def test_tiny_horizons(bernoulli5, name, params):
     # T below, at and just above the initial pulls; exactly T steps and R(T) <= T * max gap
     spec = algorithms.get(name)

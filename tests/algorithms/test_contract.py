@@ -12,9 +12,11 @@ from matplotlib.colors import is_color_like
 
 from banditrepro import algorithms
 from banditrepro.algorithms.base import DEFAULT_NS_PER_STEP, PLUGIN_COLOURS, Privacy
+from banditrepro.seeds import cell_generator
 
 NAMES = algorithms.names(plugins=True)
 T = 3000
+T_STREAM = 20_000  # DP-SE draws only at its epochs' ends (its first ends after ~11k pulls)
 
 
 def _instance(spec, six_rankers, bernoulli5):
@@ -41,13 +43,25 @@ def test_spec_fields_are_valid(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_same_seed_same_bytes_other_run_other_stream(name, simulate, six_rankers, bernoulli5):
+def test_same_seed_same_bytes_other_run_other_stream(name, simulate, six_rankers, bernoulli5, monkeypatch):
+    import banditrepro.cell as cell
+
+    streams = []
+
+    def recording_generator(*key):
+        rng = cell_generator(*key)
+        streams.append((rng, rng.bit_generator.state["state"]["state"]))
+        return rng
+
+    monkeypatch.setattr(cell, "cell_generator", recording_generator)
     inst = _instance(algorithms.get(name), six_rankers, bernoulli5)
-    a, b, c = (simulate(name, inst, T, run=r) for r in (0, 0, 1))
+    a, b, c = (simulate(name, inst, T_STREAM, run=r) for r in (0, 0, 1))
     for m in a.curves:
         assert a.curves[m].tobytes() == b.curves[m].tobytes()
     assert a.n_batches == b.n_batches
-    assert any(not np.array_equal(a.curves[m], c.curves[m]) for m in a.curves)
+    (r0, s0), (_, s0_again), (r1, s1) = streams
+    assert s0 == s0_again and s1 != s0  # the other run gets another stream …
+    assert r0.bit_generator.state["state"]["state"] != s0  # … and the kernel draws from the one it is given
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -19,8 +19,8 @@ from banditrepro import ReproError
 from banditrepro import verdicts as vd
 from banditrepro.claims import COLUMNS, check_figure, validate, write_claims
 from banditrepro.claims.parts import quorum
-from banditrepro.verdicts import seed_of
 from banditrepro.manifest import load_manifest
+from banditrepro.verdicts import seed_of
 from tests.claim_data import noisy, write_runs
 from tests.helpers import layout_at
 

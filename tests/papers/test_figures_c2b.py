@@ -12,8 +12,8 @@ from banditrepro import ReproError
 from banditrepro.atomic import write_npz
 from banditrepro.claims import Context, check_figure
 from banditrepro.figures import DRAWERS, build_figure
-from banditrepro.papers.c2b.figures import line_batches, roles, rounds_table
 from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.c2b.figures import line_batches, roles, rounds_table
 from tests.helpers import layout_at, summary_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 
 from banditrepro import ReproError
-from banditrepro.papers.dp_ts_ucb import privacy as pv
 from banditrepro import verdicts as vd
 from banditrepro.aggregate import write_summary
 from banditrepro.cell import simulate_to_file
 from banditrepro.claims import TESTS, Context, check_all
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.figures import DRAWERS, build_figure
+from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.dp_ts_ucb import privacy as pv
 from banditrepro.papers.dp_ts_ucb.figures import unique_panels
 from banditrepro.papers.dp_ts_ucb.privacy import epsilon_at_delta, line_alpha, line_privacy
-from banditrepro.manifest import cells, load_manifest
 from tests.claim_data import noisy, write_runs
 from tests.helpers import layout_at
 

@@ -17,9 +17,9 @@ from banditrepro.cell import run_cell, write_cell
 from banditrepro.claims import check_figure
 from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.figures.panels import panel_metrics
-from banditrepro.papers.winner_stays.figures import iterations, late_share, matrices_table, rounds_table
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.winner_stays.figures import iterations, late_share, matrices_table, rounds_table
 from banditrepro.seeds import cell_generator
 from tests.claim_data import noisy, write_runs
 from tests.conftest import MSLR5, SIX_RANKERS

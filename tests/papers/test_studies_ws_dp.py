@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from banditrepro import ReproError
-from banditrepro.papers.dp_ts_ucb import privacy as pv
 from banditrepro.atomic import write_npz
 from banditrepro.claims import TESTS, Context
 from banditrepro.figures import DRAWERS, build_figure
+from banditrepro.manifest import load_manifest
+from banditrepro.papers.dp_ts_ucb import privacy as pv
 from banditrepro.papers.dp_ts_ucb.figures import frontier_table
 from banditrepro.papers.winner_stays.figures import beta_table
 from banditrepro.verdicts import argmin_interval
-from banditrepro.manifest import load_manifest
 from tests.helpers import layout_at, summary_file
 
 ROOT = Path(__file__).resolve().parents[2]
