@@ -67,7 +67,8 @@ def run(tmp_path):
 
 def test_reproduction_names_every_claim_and_deviation(run):
     tmp, figs, root = run
-    text = build_reproduction(figs, layout_at(tmp), tmp / "claims.csv", tmp / "dev.yaml", tmp / "out" / "reproduction.md")
+    out = tmp / "out" / "reproduction.md"
+    text = build_reproduction(figs, layout_at(tmp), tmp / "claims.csv", tmp / "dev.yaml", out)
     assert (tmp / "out" / "reproduction.md").read_text() == text
     for cid in ("ours-wins", "variant-wins"):
         assert f"`{cid}`" in text
