@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from banditrepro.atomic import write_npz
-from banditrepro.figures import summary_file
+from tests.helpers import summary_file
 
 
 def write_runs(root: Path, dataset: str, horizon: int, algo_id: str, finals, metrics=("regret",),

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from banditrepro import papers
 from banditrepro.cell import run_cell
 from banditrepro.instances import BernoulliArms, PreferenceMatrix
+
+papers.load()  # the papers' figure kinds and claim tests, as the CLI and the workflow load them
 
 SIX_RANKERS = np.array([
     [0.50, 0.55, 0.55, 0.54, 0.61, 0.61],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 
@@ -23,3 +25,16 @@ def played_pairs(kernel, P, T, seed, *params):
     assert np.all(inc.sum(axis=0) == 1.0)
     idx = inc.argmax(axis=0)
     return np.stack([idx // K, idx % K], axis=1)
+
+
+def layout_at(folder):
+    """A Layout whose data folder and results folder are both ``folder`` (status/, prepared/, summaries/,
+    tables/ side by side), as the figure and claim tests lay out their inputs."""
+    from banditrepro.layout import Layout
+
+    return Layout(str(folder), data_dir=str(folder))
+
+
+def summary_file(dataset: str, horizon: int, algo_id: str, root) -> Path:
+    """Where a summary sits under a summaries folder ``root`` (Layout.summary, for tests that write one)."""
+    return Path(root) / dataset / f"T{horizon}" / f"{algo_id}.npz"

@@ -14,6 +14,7 @@ from banditrepro.claims import check_all
 from banditrepro.manifest import load_manifest
 from banditrepro.report import build_reproduction, load_deviations
 from tests.claim_data import noisy, write_runs
+from tests.helpers import layout_at
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = """
@@ -60,13 +61,14 @@ def run(tmp_path):
         write_runs(root, ds, 1000, "rucb+alpha=0.6", noisy(100.0, seed=k) * 1.3)
     (tmp_path / "tables" / "t").mkdir(parents=True)
     (tmp_path / "tables" / "t" / "f.csv").write_text("x\n1\n")
-    check_all(figs, tmp_path / "tables", tmp_path / "status", root).to_csv(tmp_path / "claims.csv", index=False)
+    check_all(figs, layout_at(tmp_path)).to_csv(tmp_path / "claims.csv", index=False)
     return tmp_path, figs, root
 
 
 def test_reproduction_names_every_claim_and_deviation(run):
     tmp, figs, root = run
-    text = build_reproduction(figs, tmp / "claims.csv", tmp / "dev.yaml", tmp / "out" / "reproduction.md", root)
+    out = tmp / "out" / "reproduction.md"
+    text = build_reproduction(figs, layout_at(tmp), tmp / "claims.csv", tmp / "dev.yaml", out)
     assert (tmp / "out" / "reproduction.md").read_text() == text
     for cid in ("ours-wins", "variant-wins"):
         assert f"`{cid}`" in text

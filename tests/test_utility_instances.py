@@ -13,8 +13,8 @@ from banditrepro.aggregate import load_summary, write_summary
 from banditrepro.cell import load_cell, run_cell, write_cell
 from banditrepro.datasets.catalog import load_catalog, load_prepared
 from banditrepro.datasets.derive import utility_model
-from banditrepro.figures_ws import top_gap_stats
 from banditrepro.instances import PreferenceMatrix, UtilityModel
+from banditrepro.papers.winner_stays.figures import top_gap_stats
 from banditrepro.seeds import cell_seed_sequence, instance_seed_sequence
 
 CATALOG = Path(__file__).resolve().parents[1] / "config" / "datasets.yaml"

@@ -307,31 +307,46 @@ def cmd_runtime_table(args) -> int:
     return 0
 
 
+def _layout(args):
+    """The run's Layout from --results-dir and the data folder that holds --prepared-dir and --status-dir."""
+    from banditrepro.layout import Layout
+
+    data = Path(args.prepared_dir).parent
+    layout = Layout(args.results_dir, data_dir=str(data))
+    if Path(layout.prepared) != Path(args.prepared_dir) or Path(layout.status) != Path(args.status_dir):
+        raise ReproError(f"--prepared-dir and --status-dir must be <data>/prepared and <data>/status, got "
+                         f"{args.prepared_dir}, {args.status_dir}")
+    return layout
+
+
 def cmd_figure(args) -> int:
+    from banditrepro import papers
     from banditrepro.figures import build_figure
 
     figs = {f.stem: f for f in _figures(args)}
     if args.stem not in figs:
         raise ReproError(f"unknown figure {args.stem!r} (known: {', '.join(figs)})")
     fig = figs[args.stem]
-    build_figure(fig, args.png, args.pdf, args.table, args.status_dir, args.prepared_dir,
-                 root=f"{args.results_dir}/summaries")
+    papers.load()
+    build_figure(fig, _layout(args), args.png, args.pdf, args.table)
     print(f"{args.stem}: wrote {args.png}, {args.pdf}, {args.table}")
     return 0
 
 
 def cmd_claims(args) -> int:
+    from banditrepro import papers
     from banditrepro.claims import write_claims
 
-    print("\n".join(write_claims(_figures(args), args.out, args.status_dir, args.prepared_dir,
-                                  tables_dir=f"{args.results_dir}/tables", root=f"{args.results_dir}/summaries")))
+    papers.load()
+    print("\n".join(write_claims(_figures(args), _layout(args), args.out)))
     return 0
 
 
 def cmd_report(args) -> int:
+    from banditrepro.layout import Layout
     from banditrepro.report import build_report
 
-    build_report(_figures(args), args.claims, args.runtime, args.out, tables_dir=f"{args.results_dir}/tables")
+    build_report(_figures(args), Layout(args.results_dir), args.claims, args.runtime, args.out)
     return 0
 
 

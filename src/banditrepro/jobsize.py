@@ -3,23 +3,17 @@
 Snakemake spends tens of ms of CPU per job on its own bookkeeping here, more than the work of most cells
 (a C2B-KL run at T = 1e5 is ~1 ms of kernel plus ~4 ms of cell-file writing). ``auto`` groups a cell's
 runs into jobs of about ``target_seconds`` of estimated work, so the bookkeeping stays a small share,
-while long cells keep one run per job for parallelism. The grouping never changes a cell's bytes: each
-run has its own seed key and its own file, whichever job writes it.
+while long cells keep one run per job for parallelism. A kernel's cost (ns per step) is its spec's
+``ns_per_step`` (medians over the default run's cells with T >= 1e5, 2 cores under load: estimates, a factor
+of a few either way moves a job between ~0.1 and ~2 s, which neither the overhead share nor the load balance
+notices); a plugin without one counts as ``algorithms.base.DEFAULT_NS_PER_STEP``. The grouping never changes
+a cell's bytes: each run has its own seed key and its own file, whichever job writes it.
 """
 
 from __future__ import annotations
 
 import math
 
-# Kernel ns per step, median over the default run's cells with T >= 1e5 (results/tables/runtime.csv of
-# the session-2 default run, 2 cores under load). Estimates only: a factor of a few either way moves a
-# job between ~0.1 and ~2 s, which neither the overhead share nor the load balance notices.
-NS_PER_STEP = {
-    "anytime-lazy-ucb": 51, "btm": 128, "c2b": 21, "c2b-kl": 6, "ccb": 155, "dp-se": 1, "dp-ts-ucb": 5,
-    "if": 32, "lazy-dp-ts": 376, "m-ts-gaussian": 37, "pcomp": 16, "qsa": 3, "rmed1": 97, "rmed2": 172,
-    "rucb": 133, "scb": 1108, "scomp2": 14, "ts-gaussian": 36, "ws-s": 4, "ws-w": 36,
-}
-DEFAULT_NS_PER_STEP = 200  # an algorithm not measured yet (e.g. a plugin): assume a slow kernel
 RUN_SECONDS = 0.004  # per run besides the kernel: generator, recorder, writing the .npz and its sidecar
 TARGET_SECONDS = 2.0  # Snakemake's cost here is per declared file more than per job: 0.5 s gave 716 jobs, 2 s 432
 SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)  # few distinct chunkings -> few workflow rules
@@ -27,8 +21,10 @@ SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)  # few distinct chunkings -> 
 
 def run_seconds(algorithm: str, horizon: int) -> float:
     """Estimated seconds of one run of ``algorithm`` (name or id) at ``horizon``."""
-    name = algorithm.split("+")[0]
-    return RUN_SECONDS + horizon * NS_PER_STEP.get(name, DEFAULT_NS_PER_STEP) * 1e-9
+    from banditrepro import algorithms
+
+    spec = algorithms.get(algorithm.split("+")[0])
+    return RUN_SECONDS + horizon * spec.cost_ns_per_step * 1e-9
 
 
 def runs_per_job(algorithm: str, horizon: int, runs: int, target_seconds: float = TARGET_SECONDS) -> int:

@@ -1,4 +1,4 @@
-"""Plot styling shared by every figure: one colour per algorithm across the whole project.
+"""Plot styling shared by every figure: one colour per algorithm (from its spec) across the whole project.
 
 Figures are built with matplotlib's object-oriented API (``Figure``, no pyplot state), so several can be
 drawn in one process, even from the worker threads of an in-process Snakemake job.
@@ -10,22 +10,13 @@ import matplotlib
 import seaborn as sns
 from matplotlib.figure import Figure
 
-# One colour per algorithm name, the same in every figure of every paper.
-_ORDER = ["c2b-kl", "c2b", "scomp2", "pcomp", "rucb", "rmed1", "rmed2", "btm",
-          "ws-w", "ws-s", "qsa", "if", "ccb", "scb",
-          "dp-ts-ucb", "ts-gaussian", "m-ts-gaussian", "dp-se", "lazy-dp-ts", "anytime-lazy-ucb"]
-_PALETTE = sns.color_palette("tab20", 20)
-ALGO_COLORS = {name: _PALETTE[i] for i, name in enumerate(_ORDER)}
-ALGO_COLORS.update({"c2b-kl": "#d62728", "c2b": "#ff9896", "rucb": "#1f77b4", "rmed1": "#2ca02c",
-                    "btm": "#9467bd", "scomp2": "#ff7f0e", "ws-w": "#d62728", "ws-s": "#d62728",
-                    "dp-ts-ucb": "#d62728", "m-ts-gaussian": "#1f77b4",
-                    "rmed2": "#98df8a", "if": "#17becf", "ccb": "#e377c2", "scb": "#bcbd22", "qsa": "#8c564b",
-                    "dp-se": "#8c6d31", "anytime-lazy-ucb": "#637939", "lazy-dp-ts": "#393b79"})
-
 
 def color_for(name: str, variant: int = 0, n_variants: int = 1):
-    """The algorithm's colour; several parameter variants of one algorithm in one axes get shades."""
-    base = ALGO_COLORS.get(name, "#333333")
+    """The algorithm's colour (its spec's ``colour``, the same in every figure of every paper); several parameter
+    variants of one algorithm in one axes get shades."""
+    from banditrepro import algorithms
+
+    base = algorithms.get(name).line_colour
     if n_variants <= 1:
         return base
     shades = sns.light_palette(base, n_colors=n_variants + 2)[2:]

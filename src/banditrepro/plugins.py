@@ -55,6 +55,7 @@ import numpy as np
 
 from banditrepro import NUMBA_CACHE_KEY, ReproError, cache_base
 from banditrepro.algorithms.base import AlgorithmSpec
+from banditrepro.algorithms.builtin import MODULES
 
 GROUP = "banditrepro.algorithms"
 NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -74,8 +75,6 @@ def entry_points() -> dict[str, metadata.EntryPoint]:
     global _found
     with _LOCK:
         if _found is None:
-            from banditrepro.algorithms import MODULES
-
             found: dict[str, metadata.EntryPoint] = {}
             for ep in metadata.entry_points(group=GROUP):
                 where = f"plugin algorithm {ep.name!r} ({origin(ep)}, {ep.value})"

@@ -8,6 +8,7 @@ import pandas as pd
 
 from banditrepro import algorithms as registry
 from banditrepro.deviations import load_deviations
+from banditrepro.layout import Layout
 from banditrepro.manifest import Figure
 
 
@@ -23,7 +24,7 @@ def _md_table(df: pd.DataFrame, cols: list[str]) -> str:
     return head + body
 
 
-def build_report(figures: list[Figure], claims_csv, runtime_csv, out, tables_dir="results/tables") -> str:
+def build_report(figures: list[Figure], layout: Layout, claims_csv, runtime_csv, out) -> str:
     out = Path(out)
     claims = pd.read_csv(claims_csv)
     lines = ["# banditrepro report", ""]
@@ -41,7 +42,7 @@ def build_report(figures: list[Figure], claims_csv, runtime_csv, out, tables_dir
             rel = Path("figures") / fig.paper / f"{fig.id}.png"
             lines += [f"### {fig.title}", "", f"![{fig.id}]({rel.as_posix()})", "", fig.caption, ""]
             # the figure's own table (each kind tabulates what its paper reports, e.g. η for DP)
-            lines.append((Path(tables_dir) / fig.paper / f"{fig.id}.md").read_text())
+            lines.append(Path(layout.table(fig.paper, fig.id, "md")).read_text())
             fc = claims[(claims.paper == fig.paper) & (claims.figure == fig.id)]
             if not fc.empty:
                 lines += ["Claims:", ""]
@@ -90,26 +91,19 @@ _LEGEND = [
     "**Interval shown** (`ci_low`, `ci_high` in claims.csv) is the interval of the panel that decides the "
     "verdict: for a contradicted claim the first contradicted panel, for an inconclusive one the open panel "
     "that needs the most runs, for a reproduced one the panel closest to its boundary. "
-    "\"quorum: the m-th best of n panels\" means the claim needs m of n panels: the interval is formed from "
-    "the m-th best lower and the m-th best upper limit over the panels, so it lies on the claim's side exactly "
-    "when at least m panels do.", "",
+    "A claim \"on most panels\" that needs m of n panels to hold shows the m-th best lower limit and the m-th "
+    "best upper limit over the panels (the row names both panels), so its interval lies on the claim's side "
+    "exactly when at least m panels' intervals do. A formula check shows its exact value (low = high).", "",
     "**Tolerances.** Where a paper uses an unquantified word (\"comparable\", \"flat\", \"small gap\") the test "
     "states the tolerance we chose, with its rationale, and the measured text gives the tolerance at which the "
     f"verdict would flip (`{DECISIONS}#claims-and-tolerances`).", "",
 ]
 
 
-def _panel_metric(fig: Figure, k: int) -> str:
-    if fig.extra.get("panel_metrics"):
-        from banditrepro.figures_ws import panel_metrics
-
-        return panel_metrics(fig)[k]
-    return fig.panels[k].metric or fig.metric
-
-
-def deviation_effect(dev: dict, figures: list[Figure], root="results/summaries") -> str:
+def deviation_effect(dev: dict, figures: list[Figure], layout: Layout) -> str:
     """Ratio of mean final regrets variant/ours per panel with a 95 % paired bootstrap interval."""
     from banditrepro import claims
+    from banditrepro.figures.panels import panel_metrics
 
     eff = dev.get("effect")
     if not eff:
@@ -119,14 +113,15 @@ def deviation_effect(dev: dict, figures: list[Figure], root="results/summaries")
     if fig is None or vfig is None:
         return "not measured in this run"
     parts = []
+    metrics = panel_metrics(fig)
     for k, panel in enumerate(fig.panels):
         ours = next((r for r in panel.algorithms if r.key == eff["ours"]), None)
         vpanel = next((p for p in vfig.panels if (p.dataset, p.horizon) == (panel.dataset, panel.horizon)), None)
         var = vpanel and next((r for r in vpanel.algorithms if r.key == eff["variant"]), None)
         if ours is None or var is None:
             continue
-        metric = _panel_metric(fig, k)
-        ctx = claims.Context(fig, pd.DataFrame(), "", root, claim_id=f"deviation/{dev['id']}")
+        metric = metrics[k]
+        ctx = claims.Context(fig, pd.DataFrame(), layout, claim_id=f"deviation/{dev['id']}")
         name = f"{panel.dataset}" + (f"/{metric}" if metric != "regret" else "")
         try:
             iv = ctx.ratio(ctx.runs_of(panel.dataset, panel.horizon, var.id, metric),
@@ -146,7 +141,7 @@ def _cell(text) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def build_reproduction(figures: list[Figure], claims_csv, deviations, out, root="results/summaries") -> str:
+def build_reproduction(figures: list[Figure], layout: Layout, claims_csv, deviations, out) -> str:
     """results/reproduction.md, written atomically: per paper, per claim the paper's sentence and its
     location, the test, the measured value with its interval, the verdict and, when it is not reproduced
     (or vacuous), one line of why; then every deviation from the papers with its measured effect."""
@@ -186,7 +181,7 @@ def build_reproduction(figures: list[Figure], claims_csv, deviations, out, root=
               "| id | paper | the paper | ours | measured effect (variant / ours) |", "|---|---|---|---|---|"]
     for d in devs:
         lines.append("| " + " | ".join(_cell(x) for x in (d["id"], d["paper"], d["what"], d["ours"],
-                                                          deviation_effect(d, figures, root))) + " |")
+                                                          deviation_effect(d, figures, layout))) + " |")
     text = "\n".join(lines) + "\n"
     write_text(out, text)
     return text

@@ -25,6 +25,7 @@ give the same interval.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -74,6 +75,12 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
+def seed_of(*parts) -> int:
+    """A stable integer bootstrap seed from what is compared (figure, claim, dataset, lines), never Python's
+    salted hash(): CRC-32 of the parts joined by "/"."""
+    return zlib.crc32("/".join(str(p) for p in parts).encode())
+
+
 def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(int(seed)))
 
@@ -104,10 +111,6 @@ def bootstrap(stat: Callable[..., np.ndarray], *samples: np.ndarray, seed: int, 
     return Interval(est, float(lo), float(hi))
 
 
-def mean_ci(x, *, seed: int) -> Interval:
-    return bootstrap(lambda v: v.mean(axis=1), x, seed=seed)
-
-
 def diff_ci(a, b, *, seed: int) -> Interval:
     """mean(a) − mean(b), paired by run index when both have the same runs."""
     return bootstrap(lambda u, v: u.mean(axis=1) - v.mean(axis=1), a, b, seed=seed)
@@ -121,6 +124,20 @@ def ratio_ci(a, b, *, seed: int) -> Interval:
 def exact(value: float) -> Interval:
     """A deterministic quantity (a formula value): its interval is the point."""
     return Interval(float(value), float(value), float(value))
+
+
+def argmin_interval(finals: np.ndarray, *, seed: int, n_boot: int = 4000, level: float = 0.95):
+    """finals: (runs, lines) paired by run. Returns (argmin of the mean, interval low, high, share of bootstrap
+    resamples won by each line). Low/high are grid indices: the percentile interval of the bootstrap argmin,
+    read on the grid order (``inverted_cdf``, so both ends are grid points)."""
+    finals = np.asarray(finals, dtype=float)
+    n, m = finals.shape
+    idx = np.random.default_rng(np.random.SeedSequence(int(seed))).integers(0, n, size=(n_boot, n))
+    arg = finals[idx].mean(axis=1).argmin(axis=1)  # (n_boot,)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(arg, [a, 1 - a], method="inverted_cdf")
+    share = np.bincount(arg, minlength=m) / n_boot
+    return int(finals.mean(axis=0).argmin()), int(lo), int(hi), share
 
 
 def decide(iv: Interval, bound: float, side: str) -> str:

@@ -77,8 +77,10 @@ def check_config(cfg, schema_path):
 check_config(config, ROOT / "workflow/schemas/config.schema.yaml")
 
 from banditrepro import claims as claims_module  # noqa: E402
+from banditrepro import papers  # noqa: E402
 from banditrepro import jobsize  # noqa: E402
 from banditrepro.datasets.catalog import load_catalog  # noqa: E402
+from banditrepro.layout import Layout  # noqa: E402
 from banditrepro.manifest import cell_runs, load_manifest  # noqa: E402
 
 
@@ -104,6 +106,7 @@ try:
         datasets=set(CATALOG.datasets),
     )
     # every claim's test kind and parameters, now rather than when the claims job runs
+    papers.load()  # the papers' figure kinds and claim tests
     claims_module.validate(FIGURES)
 except ReproError as exc:
     _fail(f"configuration error: {exc}")
@@ -119,6 +122,7 @@ CELLS = f"{RESULTS}/cells/seed{config['base_seed']}"
 SUMMARIES = f"{RESULTS}/summaries"
 TABLES = f"{RESULTS}/tables"
 LOGS = "logs" if RESULTS == "results" else f"logs/{RESULTS.removeprefix('results/')}"
+LAYOUT = Layout.from_config(config)  # what figure, claims and report jobs are handed
 
 
 wildcard_constraints:
@@ -227,6 +231,7 @@ CELL_CORE = [
     "instances.py",
     "algorithms/base.py",
     "algorithms/ties.py",
+    "algorithms/rng.py",
 ]
 _cell_code = {}
 
@@ -250,13 +255,28 @@ def cell_code(algo):
 
 
 SUMMARY_CODE = source_digest("aggregate.py")
-FIGURE_CORE = ["figures.py", "plotting.py", "aggregate.py", "privacy.py"]
+def _package_files(*folders):
+    """Every module under these package folders (relative to src/banditrepro)."""
+    return [
+        p.relative_to(SRC / "banditrepro").as_posix()
+        for f in folders
+        for p in sorted((SRC / "banditrepro" / f).rglob("*.py"))
+    ]
+
+
+FIGURE_CORE = [
+    *_package_files("figures"),
+    "plotting.py",
+    "aggregate.py",
+    "layout.py",
+    "verdicts.py",
+    "papers/dp_ts_ucb/privacy.py",
+]
 CLAIMS_CODE = source_digest(
     "aggregate.py",
-    "figures.py",
-    "privacy.py",
+    "layout.py",
     "verdicts.py",
-    *(p.name for p in (SRC / "banditrepro").glob("claims*.py")),
+    *_package_files("figures", "claims", "papers"),
 )
 
 
@@ -270,9 +290,9 @@ def _figure_spec(fig):
 
 
 def _figure_code(fig):
-    from banditrepro.figures import DRAWERS
+    from banditrepro.figures import drawer
 
-    own = _module_file(DRAWERS[fig.kind][1]) if fig.kind in DRAWERS else None
+    own = _module_file(drawer(fig.kind))
     return source_digest(*FIGURE_CORE, *([own] if own else []))
 
 
@@ -440,15 +460,7 @@ def figure_job(wildcards, output, log):
 
     stem = f"{wildcards.paper}/{wildcards.figure}"
     with _DRAW_LOCK:
-        build_figure(
-            FIGURE_BY_STEM[stem],
-            output.png,
-            output.pdf,
-            output.table,
-            STATUS,
-            PREPARED,
-            root=SUMMARIES,
-        )
+        build_figure(FIGURE_BY_STEM[stem], LAYOUT, output.png, output.pdf, output.table)
     return f"{stem}: wrote {output.png}, {output.pdf}, {output.table}\n"
 
 
@@ -456,9 +468,7 @@ def figure_job(wildcards, output, log):
 def claims_job(output, log):
     from banditrepro.claims import write_claims
 
-    lines = write_claims(
-        FIGURES, output[0], STATUS, PREPARED, tables_dir=TABLES, root=SUMMARIES
-    )
+    lines = write_claims(FIGURES, LAYOUT, output[0])
     return "\n".join(lines) + "\n"
 
 
@@ -474,7 +484,7 @@ def runtime_table_job(input, output, log):
 def report_job(input, output, log):
     from banditrepro.report import build_report
 
-    build_report(FIGURES, input.claims, input.runtime, output[0], tables_dir=TABLES)
+    build_report(FIGURES, LAYOUT, input.claims, input.runtime, output[0])
     return f"wrote {output[0]}\n"
 
 

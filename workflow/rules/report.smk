@@ -32,8 +32,8 @@ rule report_md:
         report_job(input, output, log)
         build_reproduction(
             FIGURES,
+            LAYOUT,
             input.claims,
             _root_path("config/deviations.yaml"),
             output.reproduction,
-            root=SUMMARIES,
         )

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.base import AlgorithmSpec, Param, Privacy
 from banditrepro.algorithms.lazy_dp_ts import observe_lazy
 from banditrepro.recorder import new_recorder, record
 
@@ -79,9 +79,17 @@ def run(instance, T, tab, grid, rng, *, epsilon, alpha):
     return anytime_lazy_ucb_kernel(instance.means, T, tab, grid, rng, epsilon, alpha)
 
 
+def _epsilon(params: dict, T: int) -> float:
+    """(ε, 0)-DP for every horizon: each reward enters one Laplace-noised statistic."""
+    return float(params["epsilon"])
+
+
 SPECS = {
     "anytime-lazy-ucb": AlgorithmSpec(
         name="anytime-lazy-ucb",
+        ns_per_step=51,
+        colour="#637939",
+        privacy=Privacy("pure", _epsilon, "(ε, 0)-DP, ε = {epsilon:g} (Laplace mechanism)"),
         label="Anytime-Lazy-UCB (reconstructed)",
         problem="mab",
         citation="Hu, Huang, Mehta, Near-optimal algorithms for differentially private online learning in a "

@@ -8,11 +8,21 @@ kernel. Kernels share one contract:
 
 ``tab``/``grid``/``out`` are those of ``banditrepro.recorder``; ``rng`` is the cell's
 ``np.random.Generator`` (never a default argument); ``steps`` must equal T.
+
+Facts the pipeline reads from a spec besides the kernel (defaults for a plugin that gives none):
+
+- ``ns_per_step``: kernel nanoseconds per step, the job-size estimate of ``banditrepro.jobsize`` (default
+  ``DEFAULT_NS_PER_STEP`` = 200, a slow kernel: jobs then hold fewer runs, never too many);
+- ``colour``: the line colour in every figure, a matplotlib colour (default: one of ``PLUGIN_COLOURS``
+  chosen by a CRC-32 of the name, so a plugin keeps its colour from run to run);
+- ``privacy``: optional ``Privacy`` accounting; an algorithm with one joins the DP-TS-UCB paper's privacy
+  tables and its privacy–regret frontier (default None: not private).
 """
 
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +30,25 @@ from typing import Any
 from banditrepro import ReproError
 
 _TYPES = {"float": float, "int": int, "bool": bool, "str": str}
+DEFAULT_NS_PER_STEP = 200  # an algorithm not measured yet (e.g. a plugin): assume a slow kernel
+# tab20 colours no built-in algorithm uses as its own (built-ins are listed in their specs)
+PLUGIN_COLOURS = ("#7f7f7f", "#aec7e8", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5", "#5254a3")
+
+
+@dataclass(frozen=True)
+class Privacy:
+    """How private an algorithm is at horizon T: ``kind`` "gdp" (η-GDP: ``level`` gives η; its (ε, δ(ε)) curve
+    follows from Theorem 2.4 of Dong et al.) or "pure" ((ε, 0)-DP: ``level`` gives ε). ``level(params, T)``
+    takes the resolved parameters; ``formula`` states the guarantee for tables, with ``{name}`` fields filled
+    from the parameters (``str.format``)."""
+
+    kind: str
+    level: Callable[[dict, int], float]
+    formula: str
+
+    def __post_init__(self):
+        if self.kind not in ("gdp", "pure"):
+            raise ReproError(f"privacy kind must be 'gdp' or 'pure', not {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +106,19 @@ class AlgorithmSpec:
     params: tuple[Param, ...] = ()
     reconstructed: bool = False
     batched: bool = False
+    ns_per_step: float | None = None  # None: DEFAULT_NS_PER_STEP
+    colour: str | None = None  # None: a PLUGIN_COLOURS entry picked by the name
+    privacy: Privacy | None = None
+
+    @property
+    def cost_ns_per_step(self) -> float:
+        return float(self.ns_per_step) if self.ns_per_step else float(DEFAULT_NS_PER_STEP)
+
+    @property
+    def line_colour(self) -> str:
+        if self.colour:
+            return self.colour
+        return PLUGIN_COLOURS[zlib.crc32(self.name.encode()) % len(PLUGIN_COLOURS)]
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -136,6 +136,8 @@ def run(instance, T, tab, grid, rng, *, gamma):
 SPECS = {
     "btm": AlgorithmSpec(
         name="btm",
+        ns_per_step=128,
+        colour="#9467bd",
         label="BTM",
         problem="duel",
         citation="Yue & Joachims, Beat the Mean Bandit, ICML 2011",

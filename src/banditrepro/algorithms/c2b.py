@@ -356,6 +356,8 @@ VARIANT_PARAMS = (
 SPECS = {
     "c2b": AlgorithmSpec(
         name="c2b",
+        ns_per_step=21,
+        colour="#ff9896",
         label="C2B",
         problem="duel",
         citation=CITATION + " (Alg. 1)",
@@ -365,6 +367,8 @@ SPECS = {
     ),
     "c2b-kl": AlgorithmSpec(
         name="c2b-kl",
+        ns_per_step=6,
+        colour="#d62728",
         label="C2B-KL",
         problem="duel",
         citation=CITATION + " (Alg. 2, App. A)",

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
-from banditrepro.algorithms.winner_stays import randint
+from banditrepro.algorithms.rng import randint
 from banditrepro.recorder import new_recorder, record
 
 
@@ -309,6 +309,8 @@ def run(instance, T, tab, grid, rng, *, alpha):
 SPECS = {
     "ccb": AlgorithmSpec(
         name="ccb",
+        ns_per_step=155,
+        colour="#e377c2",
         label="CCB",
         problem="duel",
         citation="Zoghi, Karnin, Whiteson, de Rijke, Copeland Dueling Bandits, NIPS 2015 (Algorithm 1)",

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.base import AlgorithmSpec, Param, Privacy
 from banditrepro.recorder import new_recorder, record
 
 
@@ -86,9 +86,17 @@ def run(instance, T, tab, grid, rng, *, epsilon, beta):
     return dp_se_kernel(instance.means, T, tab, grid, rng, epsilon, b)
 
 
+def _epsilon(params: dict, T: int) -> float:
+    """(ε, 0)-DP for every horizon: each reward enters one Laplace-noised statistic."""
+    return float(params["epsilon"])
+
+
 SPECS = {
     "dp-se": AlgorithmSpec(
         name="dp-se",
+        ns_per_step=1,
+        colour="#8c6d31",
+        privacy=Privacy("pure", _epsilon, "(ε, 0)-DP, ε = {epsilon:g} (Laplace mechanism)"),
         label="DP-SE",
         problem="mab",
         citation="Sajed & Sheffet, An optimal private stochastic-MAB algorithm based on an optimal private "

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec
-from banditrepro.algorithms.winner_stays import randint
+from banditrepro.algorithms.rng import randint
 from banditrepro.recorder import new_recorder, record
 
 
@@ -106,6 +106,8 @@ def run(instance, T, tab, grid, rng):
 SPECS = {
     "if": AlgorithmSpec(
         name="if",
+        ns_per_step=32,
+        colour="#17becf",
         label="IF",
         problem="duel",
         citation="Yue, Broder, Kleinberg, Joachims, The K-armed dueling bandits problem, JCSS 2012 "

@@ -15,7 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
-from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.base import AlgorithmSpec, Param, Privacy
 from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.recorder import new_recorder, record
 
@@ -89,9 +89,17 @@ def run(instance, T, tab, grid, rng, *, epsilon):
     return lazy_dp_ts_kernel(instance.means, T, tab, grid, rng, epsilon)
 
 
+def _epsilon(params: dict, T: int) -> float:
+    """(ε, 0)-DP for every horizon: each reward enters one Laplace-noised statistic."""
+    return float(params["epsilon"])
+
+
 SPECS = {
     "lazy-dp-ts": AlgorithmSpec(
         name="lazy-dp-ts",
+        ns_per_step=376,
+        colour="#393b79",
+        privacy=Privacy("pure", _epsilon, "(ε, 0)-DP, ε = {epsilon:g} (Laplace mechanism)"),
         label="Lazy-DP-TS",
         problem="mab",
         citation="Hu & Hegde, Near-optimal Thompson sampling-based algorithms for differentially private "

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
-from banditrepro.algorithms.winner_stays import randint
+from banditrepro.algorithms.rng import randint
 from banditrepro.recorder import new_recorder, record
 
 
@@ -103,6 +103,8 @@ def run(instance, T, tab, grid, rng, *, delta, tie_margin):
 SPECS = {
     "qsa": AlgorithmSpec(
         name="qsa",
+        ns_per_step=3,
+        colour="#8c564b",
         label="QSA (reconstructed)",
         problem="duel",
         citation="Jamieson & Nowak, Active ranking using pairwise comparisons, NIPS 2011 (binary-insertion "

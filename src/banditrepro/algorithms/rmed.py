@@ -268,6 +268,8 @@ _KWEIGHT = Param("kweight", "float", 0.3,
 SPECS = {
     "rmed1": AlgorithmSpec(
         name="rmed1",
+        ns_per_step=97,
+        colour="#2ca02c",
         label="RMED1",
         problem="duel",
         citation=_CITATION,
@@ -276,6 +278,8 @@ SPECS = {
     ),
     "rmed2": AlgorithmSpec(
         name="rmed2",
+        ns_per_step=172,
+        colour="#98df8a",
         label="RMED2",
         problem="duel",
         citation=_CITATION,

@@ -136,6 +136,8 @@ def run(instance, T, tab, grid, rng, *, alpha):
 SPECS = {
     "rucb": AlgorithmSpec(
         name="rucb",
+        ns_per_step=133,
+        colour="#1f77b4",
         label="RUCB",
         problem="duel",
         citation="Zoghi et al., Relative Upper Confidence Bound for the K-armed dueling bandit problem, ICML 2014",

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from banditrepro.algorithms.base import AlgorithmSpec, Param
-from banditrepro.algorithms.winner_stays import randint
+from banditrepro.algorithms.rng import randint
 from banditrepro.recorder import new_recorder, record
 
 MAX_ALG4_ROUNDS = 20000
@@ -201,6 +201,8 @@ def run(instance, T, tab, grid, rng, *, anytime, tie_margin):
 SPECS = {
     "scb": AlgorithmSpec(
         name="scb",
+        ns_per_step=1108,
+        colour="#bcbd22",
         label="SCB (reconstructed)",
         problem="duel",
         citation="Zoghi, Karnin, Whiteson, de Rijke, Copeland Dueling Bandits, NIPS 2015 (Algorithms 2-4, "

@@ -241,6 +241,8 @@ CITATION = "Agarwal, Ghuge, Nagarajan, Batched Dueling Bandits, ICML 2022 (arXiv
 SPECS = {
     "scomp2": AlgorithmSpec(
         name="scomp2",
+        ns_per_step=14,
+        colour="#ff7f0e",
         label="SCOMP2 (reconstructed)",
         problem="duel",
         citation=CITATION + "; reconstruction of SPEC §A.3",
@@ -254,6 +256,8 @@ SPECS = {
     ),
     "pcomp": AlgorithmSpec(
         name="pcomp",
+        ns_per_step=16,
+        colour="#ffbb78",
         label="PCOMP (reconstructed)",
         problem="duel",
         citation=CITATION + "; reconstruction of SPEC §A.3 (phase 2 from the start)",

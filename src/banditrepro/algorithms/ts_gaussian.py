@@ -8,7 +8,7 @@ Privacy (DP-TS-UCB paper §2/§3 and Table 1, after Ou et al.): one reward in [0
 the mean S_i/(k_i+1) of a draw moves by at most Δ = 1/(k_i+1) and the draw is a Gaussian mechanism with
 σ² = c/(k_i+1): μ = Δ/σ = 1/√(c(k_i+1)). An arm holding the changed reward has k_i >= max(b, 1), so each of
 the at most T draws that see it is 1/√(c(b+1))-GDP and composition gives the paper's √(T/(c(b+1)))
-(``banditrepro.privacy.eta_m_ts_gaussian``; TS-Gaussian: k_i >= 1 gives √(0.5 T), ``eta_ts_gaussian``).
+(``banditrepro.papers.dp_ts_ucb.privacy.eta_m_ts_gaussian``; TS-Gaussian: k_i >= 1 gives √(0.5 T), ``eta_ts_gaussian``).
 ``m_ts_gaussian_core`` can record Σ_t (Δ_t/σ_t)² per arm (``ledger``) so tests compare the two.
 
 Only the argmax of the K Gaussians is used, so it is sampled exactly without drawing all K of them: a
@@ -29,7 +29,7 @@ import math
 import numpy as np
 from numba import njit
 
-from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.base import AlgorithmSpec, Param, Privacy
 from banditrepro.algorithms.ties import argmax_random_ties
 from banditrepro.recorder import new_recorder, record
 
@@ -294,9 +294,26 @@ def run_mts(instance, T, tab, grid, rng, *, b, c):
     return m_ts_gaussian_kernel(instance.means, T, tab, grid, rng, b, c)
 
 
+def _eta_ts(params: dict, T: int) -> float:
+    """TS-Gaussian (Ou et al. 2024, quoted in §2 of the DP-TS-UCB paper)."""
+    from banditrepro.papers.dp_ts_ucb.privacy import eta_ts_gaussian
+
+    return eta_ts_gaussian(T)
+
+
+def _eta_mts(params: dict, T: int) -> float:
+    """M-TS-Gaussian with b pre-pulls and variance scale c (Ou et al. 2024)."""
+    from banditrepro.papers.dp_ts_ucb.privacy import eta_m_ts_gaussian
+
+    return eta_m_ts_gaussian(T, int(params.get("b", 0)), float(params.get("c", 1.0)))
+
+
 SPECS = {
     "ts-gaussian": AlgorithmSpec(
         name="ts-gaussian",
+        ns_per_step=36,
+        colour="#c7c7c7",
+        privacy=Privacy("gdp", _eta_ts, "η-GDP, η = √(0.5 T) (Ou et al. 2024, paper §2)"),
         label="TS-Gaussian",
         problem="mab",
         citation="Agrawal & Goyal, Near-optimal regret bounds for Thompson sampling, JACM 2017 (Alg. 2)",
@@ -304,6 +321,9 @@ SPECS = {
     ),
     "m-ts-gaussian": AlgorithmSpec(
         name="m-ts-gaussian",
+        ns_per_step=37,
+        colour="#1f77b4",
+        privacy=Privacy("gdp", _eta_mts, "η-GDP, η = √(T/(c(b+1))) (Ou et al. 2024)"),
         label="M-TS-Gaussian",
         problem="mab",
         citation="Ou, Avella Medina, Cummings, Thompson sampling itself is differentially private, 2024",

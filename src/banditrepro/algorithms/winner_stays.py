@@ -25,13 +25,8 @@ from numba import njit
 
 from banditrepro import ReproError
 from banditrepro.algorithms.base import AlgorithmSpec, Param
+from banditrepro.algorithms.rng import randint
 from banditrepro.recorder import new_recorder, record
-
-
-@njit(cache=True, nogil=True, inline="always")
-def randint(rng, n):
-    """Uniform integer in [0, n) from one uniform double (numba's rng.integers costs ~5x more)."""
-    return min(np.int64(rng.random() * n), n - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -262,10 +257,14 @@ _CITATION = "Chen & Frazier, Dueling Bandits with Weak Regret, ICML 2017"
 
 SPECS = {
     "ws-w": AlgorithmSpec(
-        name="ws-w", label="WS-W", problem="duel", citation=_CITATION + " (Algorithm 1)", run=run_w,
+        name="ws-w",
+        ns_per_step=36,
+        colour="#d62728", label="WS-W", problem="duel", citation=_CITATION + " (Algorithm 1)", run=run_w,
     ),
     "ws-s": AlgorithmSpec(
-        name="ws-s", label="WS-S", problem="duel", citation=_CITATION + " (Algorithm 2)", run=run_s,
+        name="ws-s",
+        ns_per_step=4,
+        colour="#d62728", label="WS-S", problem="duel", citation=_CITATION + " (Algorithm 2)", run=run_s,
         params=(Param("beta", "float", 1.1, "exploitation growth β > 1: round ℓ exploits ⌊β^ℓ⌋ duels",
                       low=1.0, low_open=True, high=1e3),),
     ),

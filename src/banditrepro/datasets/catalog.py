@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
+import banditrepro.datasets.derive as derive
 from banditrepro import ReproError
 from banditrepro.atomic import write_json
-from banditrepro.datasets import derive
 from banditrepro.datasets.fetch import checksum_mismatch, fetch
 from banditrepro.instances import BernoulliArms, PreferenceMatrix, UtilityModel
 
@@ -59,13 +59,6 @@ class Catalog:
         """The matrix file of a ``matrix_file`` dataset (absolute), or None."""
         path = self.dataset(name).get("path")
         return (self.root / path).resolve() if path else None
-
-    def resolved_entry(self, name: str) -> dict[str, Any]:
-        """The dataset's declaration with its file path made absolute (to hand to another process)."""
-        entry = dict(self.dataset(name))
-        if entry.get("path"):
-            entry["path"] = str(self.user_file(name))
-        return entry
 
     def is_optional(self, name: str) -> bool:
         return bool(self.dataset(name).get("optional", False))

@@ -10,15 +10,17 @@ import numpy as np
 import pytest
 
 from banditrepro import ReproError
-from banditrepro import privacy as pv
 from banditrepro.atomic import write_npz
 from banditrepro.claims import TESTS, Context
-from banditrepro.figures import DRAWERS, build_figure, summary_file
-from banditrepro.figures_dp import frontier_table
-from banditrepro.figures_ws import argmin_interval, beta_table
+from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.manifest import load_manifest
+from banditrepro.papers.dp_ts_ucb import privacy as pv
+from banditrepro.papers.dp_ts_ucb.figures import frontier_table
+from banditrepro.papers.winner_stays.figures import beta_table
+from banditrepro.verdicts import argmin_interval
+from tests.helpers import layout_at, summary_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BETAS = [1.05, 1.1, 1.2, 1.3, 1.5, 2.0, 3.0, 5.0, 10.0]
 
 
@@ -109,10 +111,10 @@ def _ws(tmp_path, means: dict[str, list[float]], arms=(5, 30)):
         noise = rng.normal(0, 10, 200)
         for b, m in zip(BETAS, means[ds]):
             ref = next(r for r in fig.panels[0].algorithms if r.params["beta"] == b)
-            _summary(summary_file(ds, 100, ref.id, tmp_path / "sum"), m + noise + rng.normal(0, 2, 200),
+            _summary(summary_file(ds, 100, ref.id, tmp_path / "summaries"), m + noise + rng.normal(0, 2, 200),
                      metrics=("strong_regret_binary",))
-    table = beta_table(fig, tmp_path / "status", prepared, tmp_path / "sum")
-    return fig, table, Context(fig, table, tmp_path / "status", tmp_path / "sum", prepared)
+    table = beta_table(fig, layout_at(tmp_path))
+    return fig, table, Context(fig, table, layout_at(tmp_path))
 
 
 U_AT_11 = [300, 100, 200, 300, 400, 500, 600, 700, 800]   # minimum at β = 1.1
@@ -127,8 +129,7 @@ def test_beta_table_and_figure(tmp_path):
     assert p0.minimiser_beta.unique().tolist() == [1.1] and p1.minimiser_beta.unique().tolist() == [2.0]
     assert p0[p0.is_minimiser].beta.item() == 1.1 and p0.argmin_share.sum() == pytest.approx(1.0)
     out = tmp_path / "out"
-    build_figure(fig, out / "b.png", out / "b.pdf", out / "b.csv", tmp_path / "status", tmp_path / "prepared",
-                 tmp_path / "sum")
+    build_figure(fig, layout_at(tmp_path), out / "b.png", out / "b.pdf", out / "b.csv")
     assert (out / "b.png").stat().st_size > 1000 and "minimiser_ci_high" in (out / "b.csv").read_text()
 
 
@@ -139,7 +140,7 @@ def test_beta_advice_verdicts(tmp_path):
     out = advice(_ws(tmp_path, {"small": U_AT_11, "large": U_AT_2})[2], **kw)
     assert out.verdict == "reproduced" and "large" not in out.measured and (out.ci_low, out.ci_high) == (1.1, 1.1)
     out = advice(_ws(tmp_path, {"small": U_AT_2, "large": U_AT_11})[2], **kw)
-    assert out.verdict == "not reproduced" and "β* = 2 [2, 2]" in out.measured
+    assert out.verdict == "not reproduced" and "β* 2 [2, 2] (contradicted)" in out.measured
     out = advice(_ws(tmp_path, {"small": TIE_11_13, "large": U_AT_2})[2], **kw)
     assert out.verdict == "inconclusive" and "[1.1, 1.3]" in out.measured
     out = advice(_ws(tmp_path, {"small": U_AT_2, "large": U_AT_2}, arms=(30, 30))[2], **kw)
@@ -175,10 +176,10 @@ def _dp(tmp_path, means: dict[str, float]):
     rng = np.random.default_rng(2)
     noise = rng.normal(0, 20, 30)
     for ref in fig.panels[0].algorithms:
-        _summary(summary_file("bernoulli5", 10**6, ref.id, tmp_path / "sum"),
+        _summary(summary_file("bernoulli5", 10**6, ref.id, tmp_path / "summaries"),
                  means[ref.key] + noise + rng.normal(0, 2, 30))
-    table = frontier_table(fig, tmp_path / "status", tmp_path / "prep", tmp_path / "sum")
-    return fig, table, Context(fig, table, tmp_path / "status", tmp_path / "sum")
+    table = frontier_table(fig, layout_at(tmp_path))
+    return fig, table, Context(fig, table, layout_at(tmp_path))
 
 
 def test_frontier_table_reads_privacy_py(tmp_path):
@@ -196,8 +197,7 @@ def test_frontier_table_reads_privacy_py(tmp_path):
     assert t.loc["se8", "dp_kind"] == "pure ε-DP"
     assert t.operating_point.tolist() == [False, True, True, False, False]
     out = tmp_path / "out"
-    build_figure(fig, out / "f.png", out / "f.pdf", out / "f.csv", tmp_path / "status", tmp_path / "prep",
-                 tmp_path / "sum")
+    build_figure(fig, layout_at(tmp_path), out / "f.png", out / "f.pdf", out / "f.csv")
     assert (out / "f.pdf").stat().st_size > 1000
 
 
@@ -210,7 +210,7 @@ def test_frontier_dominated_verdicts(tmp_path):
     # dp1 better than every ε-DP line with smaller ε: not dominated
     ctx = _dp(tmp_path, {"dp0": 500, "dp1": 300, "mts": 4000, "se1": 2000, "se8": 1000})[2]
     out = dom(ctx, points=["dp1", "mts"], by=["se1", "se8"])
-    assert out.verdict == "not reproduced" and "→ not reproduced" in out.measured and "→ reproduced" in out.measured
+    assert out.verdict == "not reproduced" and "(contradicted)" in out.measured and "(holds)" in out.measured
     # equal regret up to independent noise: inconclusive
     ctx = _dp(tmp_path, {"dp0": 500, "dp1": 1000, "mts": 4000, "se1": 2000, "se8": 1000})[2]
     assert dom(ctx, points=["dp1"], by=["se8"]).verdict == "inconclusive"

@@ -13,18 +13,20 @@ import pandas as pd
 import pytest
 
 from banditrepro import ReproError
-from banditrepro import privacy as pv
 from banditrepro import verdicts as vd
 from banditrepro.aggregate import write_summary
 from banditrepro.cell import simulate_to_file
 from banditrepro.claims import TESTS, Context, check_all
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.figures import DRAWERS, build_figure
-from banditrepro.figures_dp import epsilon_at_delta, line_alpha, line_privacy, unique_panels
 from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.dp_ts_ucb import privacy as pv
+from banditrepro.papers.dp_ts_ucb.figures import unique_panels
+from banditrepro.papers.dp_ts_ucb.privacy import epsilon_at_delta, line_alpha, line_privacy
 from tests.claim_data import noisy, write_runs
+from tests.helpers import layout_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "config" / "figures" / "dp-ts-ucb.yaml"
 CATALOG = ROOT / "config" / "datasets.yaml"
 T6 = 10**6
@@ -193,12 +195,11 @@ def mini_run(tmp_path_factory):
     tables = {}
     for fig in figs:
         make_table, _ = DRAWERS[fig.kind]
-        tables[fig.id] = make_table(fig, work / "status", work / "prepared", root)
+        tables[fig.id] = make_table(fig, layout_at(work))
         csv = work / "tables" / fig.paper / f"{fig.id}.csv"
         csv.parent.mkdir(parents=True, exist_ok=True)
         tables[fig.id].to_csv(csv, index=False)
-    claims = check_all(figs, tables_dir=work / "tables", status_dir=work / "status", root=root,
-                       prepared_dir=work / "prepared")
+    claims = check_all(figs, layout_at(work))
     return work, {f.id: f for f in figs}, tables, claims
 
 
@@ -207,8 +208,7 @@ def test_every_figure_writes_png_pdf_and_tables(mini_run, fid):
     work, figs, tables, _ = mini_run
     out = work / "built"
     csv = out / "tables" / f"{fid}.csv"
-    df = build_figure(figs[fid], out / f"{fid}.png", out / f"{fid}.pdf", csv, status_dir=work / "status",
-                      prepared_dir=work / "prepared", root=work / "summaries")
+    df = build_figure(figs[fid], layout_at(work), out / f"{fid}.png", out / f"{fid}.pdf", csv)
     for ext in ("png", "pdf"):
         assert (out / f"{fid}.{ext}").stat().st_size > 1000, fid
     assert pd.read_csv(csv).shape[0] == len(df) == len(tables[fid]) > 0
@@ -310,8 +310,7 @@ def made(tmp_path):
                 "dataset": "bernoulli5", "horizon": horizon, "algorithm_id": key, "ci95_high": mean, **kw}
 
     def ctx_for(fid, rows, max_horizon=None):
-        return Context(figures(max_horizon)[fid], pd.DataFrame(rows), tmp_path / "status", root,
-                       tmp_path / "prepared")
+        return Context(figures(max_horizon)[fid], pd.DataFrame(rows), layout_at(tmp_path))
 
     load_catalog(CATALOG).prepare("bernoulli5", tmp_path / "raw", tmp_path / "prepared")
     return line, ctx_for
@@ -390,7 +389,7 @@ def test_claim_alpha_trends(made):
 def test_same_regret_bound_fails_without_the_log_factor(made, monkeypatch):
     """same-regret-bound must fail if c lost its ln^α(T) factor (c = 5 at every T): the ratio of the bounds
     then grows like ln^α T."""
-    from banditrepro import claims_dp
+    from banditrepro.papers.dp_ts_ucb import claims as claims_dp
 
     line, ctx_for = made
     rows = [line(f"dp-a{a}", "dp-ts-ucb", 10.0, alpha=a) for a in (0.0, 0.25, 0.5, 0.75, 1.0)]

@@ -19,8 +19,8 @@ from banditrepro.algorithms import get
 from banditrepro.algorithms.ccb import ccb_challenger, ccb_kernel, ccb_reset, ccb_update_sets
 from banditrepro.algorithms.interleaved_filter import if_filter, if_kernel
 from banditrepro.algorithms.qsa import adaptive_query, insert_at, qsa_kernel, query_done
+from banditrepro.algorithms.rng import randint
 from banditrepro.algorithms.scb import epoch_schedule, kl_bernoulli, kl_bounds, pair_decided, scb_identify, scb_kernel
-from banditrepro.algorithms.winner_stays import randint
 from banditrepro.manifest import load_manifest
 from banditrepro.recorder import new_recorder
 from tests.helpers import played_pairs
@@ -440,7 +440,7 @@ def test_labels_and_reconstruction_flags():
 def test_manifest_legends_name_the_knob_setting_they_run():
     """Every SCB/QSA line of the WS figures says its tie margin in the legend, and the -knob claim rows
     re-run their claim with the alternative lines (and only those swapped)."""
-    figs = {f.id: f for f in load_manifest(Path(__file__).parents[1] / "config/figures/winner-stays.yaml",
+    figs = {f.id: f for f in load_manifest(Path(__file__).parents[2] / "config/figures/winner-stays.yaml",
                                            papers=["winner-stays"])}
     seen = set()
     for f in figs.values():

@@ -15,7 +15,9 @@ import pandas as pd
 
 from banditrepro import ReproError
 from banditrepro.aggregate import load_summary
-from banditrepro.figures import SUMMARIES, final_columns, instance_note, panel_status, register, summary_file
+from banditrepro.figures.panels import final_columns, instance_note, panel_status
+from banditrepro.figures.registry import register
+from banditrepro.layout import Layout
 from banditrepro.manifest import AlgoRef, Figure
 
 ROLES = ("series", "variants", "bands")
@@ -50,22 +52,22 @@ def roles(fig: Figure) -> dict[str, str]:
     return out
 
 
-def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
+def rounds_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     role = roles(fig)
     rows = []
     for panel in fig.panels:
-        ok, reason = panel_status(panel.dataset, status_dir)
+        ok, reason = panel_status(panel.dataset, layout)
         for ref in panel.algorithms:
             B = line_batches(ref, panel.horizon)
             row = {"paper": fig.paper, "figure": fig.id, "panel": panel.title, "dataset": panel.dataset,
                    "horizon": panel.horizon, "algorithm": ref.key, "label": ref.label, "algorithm_id": ref.id,
                    "role": role[ref.key], "B": B if B is not None else "",
-                   "note": instance_note(panel.dataset, prepared_dir)}
+                   "note": instance_note(panel.dataset, layout)}
             if not ok:
                 row.update(status="not-run", note=reason)
                 rows.append(row)
                 continue
-            row.update(final_columns(load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root)),
+            row.update(final_columns(load_summary(layout.summary(panel.dataset, panel.horizon, ref.id)),
                                      fig.metric))
             rows.append(row)
     return pd.DataFrame(rows)
@@ -74,10 +76,10 @@ def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
 _VARIANT_MARKERS = ["s", "D", "^", "v", "P"]
 
 
-def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+def draw_rounds(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
-    df = rounds_table(fig, status_dir, prepared_dir, root)
+    df = rounds_table(fig, layout)
     rows, cols = fig.extra.get("layout") or (1, len(fig.panels))
     if rows * cols < len(fig.panels):
         raise ReproError(f"{fig.stem}: layout {rows}x{cols} too small for {len(fig.panels)} panels")

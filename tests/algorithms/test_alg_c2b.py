@@ -229,17 +229,6 @@ def test_six_rankers_far_below_linear(six_rankers, simulate):
     assert finals["c2b-kl"] < finals["c2b"]  # the KL rule eliminates sooner (why the paper uses it)
 
 
-@pytest.mark.parametrize("alg", ALGS)
-def test_determinism(alg, mslr5, simulate):
-    a = simulate(alg, mslr5, 20_000, run=0)
-    b = simulate(alg, mslr5, 20_000, run=0)
-    c = simulate(alg, mslr5, 20_000, run=1)
-    for m in a.curves:
-        np.testing.assert_array_equal(a.curves[m], b.curves[m])
-    assert a.n_batches == b.n_batches
-    assert not np.array_equal(a.curves["regret"], c.curves["regret"])
-
-
 def test_random_instance_K30_finds_winner(simulate):
     u = np.linspace(1.0, 0.0, 30)  # utility model, smallest gap Δ = 1/58
     inst = PreferenceMatrix(0.5 + (u[:, None] - u[None, :]) / 2, name="u30")

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import norm
 
 from banditrepro import ReproError
-from banditrepro.privacy import (
+from banditrepro.papers.dp_ts_ucb.privacy import (
     C0,
     crossover_alpha0,
     delta_of_epsilon,

@@ -15,15 +15,17 @@ from banditrepro.aggregate import load_summary, write_summary
 from banditrepro.algorithms.winner_stays import ws_w_trace
 from banditrepro.cell import run_cell, write_cell
 from banditrepro.claims import check_figure
-from banditrepro.figures import DRAWERS, build_figure, summary_file
-from banditrepro.figures_ws import iterations, late_share, matrices_table, panel_metrics, rounds_table
+from banditrepro.figures import DRAWERS, build_figure
+from banditrepro.figures.panels import panel_metrics
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.winner_stays.figures import iterations, late_share, matrices_table, rounds_table
 from banditrepro.seeds import cell_generator
 from tests.claim_data import noisy, write_runs
 from tests.conftest import MSLR5, SIX_RANKERS
+from tests.helpers import layout_at, summary_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "config/figures/winner-stays.yaml"
 
 
@@ -132,7 +134,7 @@ def wst_run(tmp_path_factory):
 def test_ws_curves_table_reads_each_panels_metric(wst_run):
     base, fig, prepared, root = wst_run
     out = base / "out"
-    df = build_figure(fig, out / "f.png", out / "f.pdf", out / "f.csv", base / "status", prepared, root)
+    df = build_figure(fig, layout_at(base), out / "f.png", out / "f.pdf", out / "f.csv")
     for ext in ("png", "pdf", "csv", "md", "tex"):
         assert (out / f"f.{ext}").stat().st_size > 500
     assert list(df.metric) == ["strong_regret_binary"] * 2 + ["strong_regret_utility"] * 2
@@ -143,7 +145,7 @@ def test_ws_curves_table_reads_each_panels_metric(wst_run):
     b = df[(df.algorithm == "ws-s") & (df.panel_index == 0)].mean_final_regret.item()
     u = df[(df.algorithm == "ws-s") & (df.panel_index == 1)].mean_final_regret.item()
     assert b != u  # binary vs utility strong regret of the same runs
-    rows = check_figure(fig, pd.read_csv(out / "f.csv"), base / "status", root)
+    rows = check_figure(fig, pd.read_csv(out / "f.csv"), layout_at(base))
     assert rows[0]["verdict"] in vd.VERDICTS and "holds for" in rows[0]["measured"] and "/2" in rows[0]["measured"]
 
 
@@ -180,7 +182,7 @@ wst:
             f = noisy(finals[key][k], seed=k)
             share = (late or {}).get(key, [0.0, 0.0])[k]
             write_runs(root, p.dataset, p.horizon, ref.id, f, metrics=set(metrics), halves=f * (1 - share))
-    return check_figure(fig, pd.DataFrame(), tmp_path / "status", root)[0]
+    return check_figure(fig, pd.DataFrame(), layout_at(tmp_path))[0]
 
 
 def test_beats_all(tmp_path):
@@ -220,12 +222,12 @@ def test_beta_pattern(tmp_path):
 
 
 def test_matrices_table_reproduces_the_prepared_matrices(tmp_path):
-    _write_prepared(tmp_path, "six-rankers", SIX_RANKERS)
-    _write_prepared(tmp_path, "mslr5", MSLR5)
+    _write_prepared(tmp_path / "prepared", "six-rankers", SIX_RANKERS)
+    _write_prepared(tmp_path / "prepared", "mslr5", MSLR5)
     (tmp_path / "m.yaml").write_text(MANIFEST.read_text().replace("dataset: sushi16, horizon: 1,",
                                                                   "dataset: six-rankers, horizon: 1,"))
     fig = _figs(tmp_path / "m.yaml")["preference-matrices"]
-    df = matrices_table(fig, tmp_path / "status", tmp_path)
+    df = matrices_table(fig, layout_at(tmp_path))
     six = df[df.dataset == "six-rankers"][[f"p_vs_{j}" for j in range(6)]].to_numpy()
     ms = df[df.dataset == "mslr5"][[f"p_vs_{j}" for j in range(5)]].to_numpy()
     np.testing.assert_allclose(six, SIX_RANKERS, atol=5e-5)
@@ -233,7 +235,7 @@ def test_matrices_table_reproduces_the_prepared_matrices(tmp_path):
     assert df[df.dataset == "mslr5"]["p_vs_5"].isna().all()  # K = 5 < 6: blank column
     assert list(df[df.condorcet_winner == "yes"].arm) == [0, 0]
     out = tmp_path / "out"
-    build_figure(fig, out / "m.png", out / "m.pdf", out / "m.csv", tmp_path / "status", tmp_path)
+    build_figure(fig, layout_at(tmp_path), out / "m.png", out / "m.pdf", out / "m.csv")
     assert (out / "m.png").stat().st_size > 1000 and "p\\_vs\\_4" in (out / "m.tex").read_text()
 
 
@@ -257,11 +259,11 @@ def test_iterations_follow_the_round_structure():
 
 
 def test_rounds_table_is_seeded(tmp_path):
-    _write_prepared(tmp_path, "mslr5", MSLR5)
+    _write_prepared(tmp_path / "prepared", "mslr5", MSLR5)
     fig = _figs()["rounds"]
-    a = rounds_table(fig, tmp_path / "status", tmp_path)
-    b = rounds_table(fig, tmp_path / "status", tmp_path)
+    a = rounds_table(fig, layout_at(tmp_path))
+    b = rounds_table(fig, layout_at(tmp_path))
     pd.testing.assert_frame_equal(a, b)
     assert a.length.sum() == fig.panels[0].horizon
     other = fig.__class__(**{**fig.__dict__, "extra": {**fig.extra, "run": 1}})
-    assert not rounds_table(other, tmp_path / "status", tmp_path).equals(a)
+    assert not rounds_table(other, layout_at(tmp_path)).equals(a)

@@ -23,6 +23,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from banditrepro import ReproError
+from banditrepro.manifest import AlgoRef, Figure
 
 C0 = math.sqrt(2.0 * math.pi * math.e)  # c0 = √(2πe) = 4.1327...
 
@@ -194,3 +195,94 @@ def regret_bounds_table(T, means, *, alpha: float = 0.5, b: int = 0, c: float = 
         BoundRow("DP-TS-UCB (α=0)", "O(K ln(T^1.5 Δ²)/Δ) + O(K lnln(T)/Δ)", "Õ(T^0.25)", dp_sum(0.0), t**0.25),
         BoundRow("DP-TS-UCB (α=1)", "O(K ln(TΔ²) ln(T)/Δ) + O(K lnln(T) ln(T)/Δ)", "O(1)", dp_sum(1.0), 1.0),
     ]
+
+
+def epsilon_at_delta(delta: float, eta: float) -> float:
+    """The smallest ε with δ(ε) ≤ ``delta`` for an η-GDP mechanism (Theorem 2.4 inverted)."""
+    from scipy.optimize import brentq
+
+    if not 0 < delta < 1:
+        raise ReproError(f"delta must lie in (0, 1), got {delta:g}")
+    if eta <= 0:
+        return 0.0
+    lo = 1e-12
+    if delta_of_epsilon(lo, eta) <= delta:
+        return 0.0
+    hi = max(1.0, eta * eta)
+    while delta_of_epsilon(hi, eta) > delta:
+        hi *= 2
+    return float(brentq(lambda e: delta_of_epsilon(e, eta) - delta, lo, hi, xtol=1e-12, rtol=1e-10))
+
+
+# ---------------------------------------------------------------------------------------------------
+# privacy accounting of one line
+
+
+def line_alpha(fig: Figure, panel_index: int, ref: AlgoRef) -> float | None:
+    """The α a line stands for: DP-TS-UCB's own parameter, else the figure's ``alpha``/``panel_alpha`` option."""
+    if ref.name == "dp-ts-ucb":
+        return float(ref.params["alpha"])
+    opt = fig.extra.get("alpha")
+    value = None
+    if isinstance(opt, dict):
+        value = opt.get(ref.key)
+    elif opt is not None:
+        value = opt
+    if value is None and "panel_alpha" in fig.extra:
+        pa = fig.extra["panel_alpha"]
+        if not isinstance(pa, list) or len(pa) != len(fig.panels):
+            raise ReproError(f"{fig.stem}: options.panel_alpha needs one α per panel ({len(fig.panels)})")
+        value = pa[panel_index]
+    if value is None:
+        return None
+    try:
+        a = float(value)
+    except (TypeError, ValueError):
+        raise ReproError(f"{fig.stem}: α of line {ref.key!r} is not a number: {value!r}") from None
+    _alpha(a)  # one-line error when outside [0, 1]
+    return a
+
+
+def line_privacy(ref: AlgoRef, T: int) -> dict:
+    """GDP parameter η or pure ε of one line at horizon T, from its algorithm's spec (``AlgorithmSpec.privacy``),
+    and the M-TS-Gaussian columns b (pre-pulls) and c (variance scale; TS-Gaussian is b = 0, c = 1)."""
+    from banditrepro.algorithms import get
+
+    row = {"name": ref.name, "b": np.nan, "c": np.nan, "epsilon": np.nan, "eta": np.nan, "privacy": ""}
+    if ref.name == "ts-gaussian":
+        row.update(b=0, c=1.0)
+    elif ref.name == "m-ts-gaussian":
+        row.update(b=int(ref.params.get("b", 0)), c=float(ref.params.get("c", 1.0)))
+    acc = get(ref.name).privacy
+    if acc is None:
+        row["privacy"] = "not private"
+        return row
+    if acc.kind == "pure":
+        row["epsilon"] = float(acc.level(ref.params, T))
+        row["privacy"] = acc.formula.format(**ref.params)
+    else:
+        row["privacy"] = acc.formula.format(**ref.params)
+        if T > 1:
+            row["eta"] = acc.level(ref.params, T)
+    return row
+
+
+def is_pure(ref: AlgoRef) -> bool:
+    """True for an (ε, 0)-DP line (its δ is 0 from its ε on)."""
+    from banditrepro.algorithms import get
+
+    acc = get(ref.name).privacy
+    return acc is not None and acc.kind == "pure"
+
+
+def c_rule_value(rule: dict, alpha: float | None, b) -> float:
+    """The c that ``rule`` prescribes for a line (NaN when the line has no α)."""
+    if alpha is None or b is None or (isinstance(b, float) and math.isnan(b)):
+        return math.nan
+    kind = rule.get("kind")
+    T = float(rule.get("design_horizon", 10**6))
+    if kind == "equal-privacy":
+        return float(equal_privacy_c(alpha, T, b))
+    if kind == "log-power":
+        return float(rule.get("factor", 1.0)) * math.log(T) ** float(_alpha(alpha))
+    raise ReproError(f"c_rule kind must be 'equal-privacy' or 'log-power', got {kind!r}")

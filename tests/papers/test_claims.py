@@ -17,11 +17,14 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro import verdicts as vd
-from banditrepro.claims import COLUMNS, check_figure, quorum, seed_of, validate, write_claims
+from banditrepro.claims import COLUMNS, check_figure, validate, write_claims
+from banditrepro.claims.parts import quorum
 from banditrepro.manifest import load_manifest
+from banditrepro.verdicts import seed_of
 from tests.claim_data import noisy, write_runs
+from tests.helpers import layout_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 IDS = {"a": "rucb", "b": "rucb+alpha=0.6", "c": "rucb+alpha=0.7"}
 
 
@@ -55,7 +58,7 @@ def _run(tmp_path, test, finals: dict, halves: dict | None = None, datasets=("su
                 halves[key][k] if isinstance(halves[key], list) else halves[key])
             write_runs(root, dataset, 1000, IDS[key], v, halves=h)
     fig = _fig(tmp_path, test, datasets)
-    return check_figure(fig, pd.DataFrame(), tmp_path / "status", root)[0]
+    return check_figure(fig, pd.DataFrame(), layout_at(tmp_path))[0]
 
 
 A = noisy(100.0, seed=1)
@@ -177,8 +180,7 @@ def test_write_claims_columns(tmp_path):
     tables = tmp_path / "tables" / "t"
     tables.mkdir(parents=True)
     (tables / "f.csv").write_text("x\n1\n")
-    lines = write_claims([fig], tmp_path / "claims.csv", tmp_path / "status", tables_dir=tmp_path / "tables",
-                         root=root)
+    lines = write_claims([fig], layout_at(tmp_path), tmp_path / "claims.csv")
     df = pd.read_csv(tmp_path / "claims.csv")
     assert list(df.columns) == COLUMNS == ["paper", "figure", "claim_id", "claim", "test", "measured", "ci_low",
                                            "ci_high", "verdict"]

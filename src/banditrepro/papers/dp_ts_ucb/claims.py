@@ -1,6 +1,6 @@
 """Claim tests of the DP-TS-UCB paper (registered with banditrepro.claims.test).
 
-Every test reads the figure table written by ``banditrepro.figures_dp`` (columns name, alpha, b, c, eta,
+Every test reads the figure table written by ``banditrepro.papers.dp_ts_ucb.figures`` (columns name, alpha, b, c, eta,
 status, mean_final_regret, …) for the lines, and the per-run finals of their summaries for intervals
 (paired bootstrap: the lines of one (dataset, T) share their random streams). Formula claims (η, c, the
 Table 1 bounds) are decided exactly (``verdicts.exact``) and say "formula check". A line that did not run
@@ -17,14 +17,13 @@ import numpy as np
 import pandas as pd
 
 from banditrepro import ReproError
-from banditrepro import privacy as pv
 from banditrepro import verdicts as vd
-from banditrepro.claims import NotRun, Part, fmt, fmt_iv, outcome, test
-from banditrepro.verdicts import Outcome, exact
-
-
-def _ok(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df.status == "ok"] if "status" in df.columns else df
+from banditrepro.claims.context import NotRun
+from banditrepro.claims.parts import Part, fmt, fmt_iv, outcome
+from banditrepro.claims.registry import test
+from banditrepro.papers.dp_ts_ucb import privacy as pv
+from banditrepro.papers.dp_ts_ucb.figures import EPS_AT_DELTA
+from banditrepro.verdicts import Interval, Outcome, exact
 
 
 def _row(ctx, key: str) -> pd.Series:
@@ -129,7 +128,7 @@ def _prepared_means(ctx, dataset: str):
     """Arm means of a prepared dataset."""
     from banditrepro.datasets.catalog import load_prepared
 
-    path = Path(ctx.prepared_dir) / f"{dataset}.json"
+    path = Path(ctx.layout.prepared_file(dataset))
     if not path.exists():
         return None
     return np.asarray(load_prepared(path).means)
@@ -137,9 +136,7 @@ def _prepared_means(ctx, dataset: str):
 
 def _rule_c(rule: dict, alpha: float, T: float) -> float:
     """The M-TS-Gaussian c of the figure's c rule evaluated at horizon T (b = 0)."""
-    from banditrepro.figures_dp import c_rule_value
-
-    return c_rule_value({**rule, "design_horizon": T}, alpha, 0)
+    return pv.c_rule_value({**rule, "design_horizon": T}, alpha, 0)
 
 
 @test("dp-same-bound-order", names=("a", "b"), tolerance=("max_exponent",))
@@ -344,14 +341,6 @@ def _crossover_sqrt(k: float) -> float:
     return math.exp(brentq(f, 10.0, 400.0))
 
 
-def _crossover_alpha0() -> float:
-    """The T above which √(2 c0 T^0.5 ln^1.5 T) < √T (DP-TS-UCB α = 0 vs TS-Gaussian)."""
-    from scipy.optimize import brentq
-
-    f = lambda x: math.log(2 * pv.C0) + 1.5 * math.log(x) - 0.5 * x  # noqa: E731  (x = ln T)
-    return math.exp(brentq(f, 10.0, 200.0))
-
-
 # ====================================================================================================
 # studies (issue 10 §3): privacy and regret at one scale. Tests return banditrepro.verdicts.Outcome.
 
@@ -362,11 +351,8 @@ def _frontier_dominated(ctx, points: list[str], by: list[str]):
     larger, and its mean final regret is lower (the paired bootstrap 95 % interval of the ratio by/point lies
     below 1). Not dominated: every line of ``by`` with no larger ε is significantly worse (interval above 1),
     or none has a small enough ε."""
-    from banditrepro.claims_c2b import paired_finals, stable_seed
-    from banditrepro.verdicts import INCONCLUSIVE, NOT_REPRODUCED, NOT_RUN, REPRODUCED, Outcome, combine, ratio_ci
-
-    if "eps_at_delta" not in ctx.table:
-        raise ReproError(f"{ctx.fig.stem}: dp_frontier_dominated needs a dp-frontier table (eps_at_delta)")
+    if EPS_AT_DELTA not in ctx.table:
+        raise ReproError(f"{ctx.fig.stem}: dp_frontier_dominated needs a dp-frontier table ({EPS_AT_DELTA})")
     panel = ctx.fig.panels[0]
     delta = float(ctx.fig.extra.get("delta", 1e-5))
     desc = (f"each of {', '.join(ctx.label(k) for k in points)} is dominated by a line of the (ε, 0)-DP grid with "
@@ -375,31 +361,23 @@ def _frontier_dominated(ctx, points: list[str], by: list[str]):
     rows = {k: _row(ctx, k) for k in points + by}
     if any(r.status != "ok" for r in rows.values()):
         return Outcome(desc, "lines did not run: " + ", ".join(k for k, r in rows.items() if r.status != "ok"),
-                       NOT_RUN)
-    parts, verdicts, ivs = [], [], []
+                       vd.NOT_RUN)
+    parts, undominated, notes = [], [], []
     for k in points:
-        eps = float(rows[k].eps_at_delta)
-        cands = [b for b in by if float(rows[b].eps_at_delta) <= eps]
-        if not cands:
-            verdicts.append(NOT_REPRODUCED)
-            parts.append(f"{ctx.label(k)} (ε = {eps:.4g}): no line of the grid has ε ≤ {eps:.4g} → not dominated")
+        eps = float(rows[k][EPS_AT_DELTA])
+        cands = [b for b in by if float(rows[b][EPS_AT_DELTA]) <= eps]
+        if not cands:  # nothing can dominate it: a contradicted part with no finite ratio (listed last)
+            undominated.append(Part(f"{ctx.label(k)} (ε = {eps:.4g}): no line of the grid has ε ≤ {eps:.4g}, ratio",
+                                    Interval(math.inf, math.inf, math.inf), 1.0, "below"))
             continue
-        scored = []
-        for b in cands:
-            fb, fk = paired_finals(ctx, panel, b, k, ctx.fig.metric)
-            scored.append((ratio_ci(fb, fk, seed=stable_seed(ctx.fig.stem, b, k)), b))
+        scored = [(ctx.ratio(ctx.finals(panel, b), ctx.finals(panel, k), seed=vd.seed_of(ctx.fig.stem, b, k)), b)
+                  for b in cands]
         best_iv, best = min(scored, key=lambda x: x[0].high)
-        if best_iv.high < 1:
-            v = REPRODUCED
-        elif all(iv.low > 1 for iv, _ in scored):
-            v = NOT_REPRODUCED
-        else:
-            v = INCONCLUSIVE
-        verdicts.append(v)
-        ivs.append((v, best_iv))
-        parts.append(f"{ctx.label(k)} (ε = {eps:.4g}, R = {float(rows[k].mean_final_regret):.4g}): best dominator "
-                     f"{ctx.label(best)} (ε = {float(rows[best].eps_at_delta):g}), regret ratio {best_iv} → {v}")
-    verdict = combine(verdicts)
-    pick = [iv for v, iv in ivs if v == verdict] or [iv for _, iv in ivs]
-    iv = max(pick, key=lambda x: x.high) if pick else None
-    return Outcome(desc, "; ".join(parts), verdict, iv.low if iv else math.nan, iv.high if iv else math.nan)
+        # dominated if some candidate's interval lies below 1, not if every candidate's lies above: the smallest
+        # ratio over the candidates, with the smallest lower and the smallest upper limit, decides exactly so
+        iv = Interval(min(x.estimate for x, _ in scored), min(x.low for x, _ in scored), best_iv.high)
+        parts.append(Part(f"{ctx.label(k)} (ε = {eps:.4g}, R = {float(rows[k].mean_final_regret):.4g}): smallest "
+                          f"regret ratio dominator / it over the {len(cands)} lines with ε ≤ its ε", iv, 1.0, "below"))
+        notes.append(f"{ctx.label(k)}: best dominator {ctx.label(best)} (ε = {float(rows[best][EPS_AT_DELTA]):g}), "
+                     f"ratio {best_iv}")
+    return outcome(desc, parts + undominated, ctx.min_runs, show="all", tail="; ".join(notes))

@@ -23,8 +23,11 @@ import pandas as pd
 
 from banditrepro import ReproError
 from banditrepro.aggregate import final_stats, load_summary
-from banditrepro.figures import SUMMARIES, instance_note, panel_status, register, summary_file
+from banditrepro.figures.panels import instance_note, panel_metrics, panel_status
+from banditrepro.figures.registry import register
+from banditrepro.layout import Layout
 from banditrepro.manifest import Figure
+from banditrepro.verdicts import argmin_interval, seed_of
 
 METRIC_LABELS = {
     "regret": "cumulative regret R(t)",
@@ -37,22 +40,6 @@ METRIC_LABELS = {
 
 # ----------------------------------------------------------------------------------------------------
 # ws-curves
-
-
-def panel_metrics(fig: Figure) -> list[str]:
-    """The metric of every panel, in panel order: a ``metric`` attribute of the panel if the loader keeps
-    one, else ``options.panel_metrics`` (same length as ``panels``), else the figure's metric."""
-    listed = fig.extra.get("panel_metrics")
-    if listed is not None and len(listed) != len(fig.panels):
-        raise ReproError(f"{fig.stem}: options.panel_metrics has {len(listed)} entries for "
-                         f"{len(fig.panels)} panels")
-    out = []
-    for k, panel in enumerate(fig.panels):
-        m = getattr(panel, "metric", None) or (listed[k] if listed is not None else fig.metric)
-        if "regret" not in m:
-            raise ReproError(f"{fig.stem}: panel {panel.title!r}: {m!r} is not a regret metric")
-        out.append(m)
-    return out
 
 
 def late_share(grid: np.ndarray, curve: np.ndarray) -> float:
@@ -81,19 +68,19 @@ def _line_style(name: str, fig: Figure, variant: int = 0, n_variants: int = 1) -
     return {"lw": 1.3, "ls": _DASHES[names.index(name) % len(_DASHES)], "zorder": 2}
 
 
-def ws_curves_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
+def ws_curves_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     rows = []
     for k, (panel, metric) in enumerate(zip(fig.panels, panel_metrics(fig))):
-        ok, reason = panel_status(panel.dataset, status_dir)
+        ok, reason = panel_status(panel.dataset, layout)
         for ref in panel.algorithms:
             row = {"paper": fig.paper, "figure": fig.id, "panel_index": k, "panel": panel.title,
                    "dataset": panel.dataset, "horizon": panel.horizon, "metric": metric, "algorithm": ref.key,
-                   "label": ref.label, "algorithm_id": ref.id, "note": instance_note(panel.dataset, prepared_dir)}
+                   "label": ref.label, "algorithm_id": ref.id, "note": instance_note(panel.dataset, layout)}
             if not ok:
                 row.update(status="not-run", note=reason)
                 rows.append(row)
                 continue
-            s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
+            s = load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
             if f"{metric}_final" not in s:
                 raise ReproError(f"{fig.stem}: summary of {ref.id} on {panel.dataset} has no metric {metric!r}")
             st = final_stats(s, metric)
@@ -122,12 +109,12 @@ def _layout(fig: Figure) -> tuple[int, int]:
     return rows, cols
 
 
-def _panel_title(panel, prepared_dir) -> str:
-    note = instance_note(panel.dataset, prepared_dir)
+def _panel_title(panel, layout: Layout) -> str:
+    note = instance_note(panel.dataset, layout)
     return panel.title + (f"\n[{note}]" if note else "")
 
 
-def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+def draw_ws_curves(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
     rows, cols = _layout(fig)
@@ -135,8 +122,8 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
     axes_flat = axes.ravel()
     legend = {}  # label -> handle, first seen order (shared legend)
     for ax, panel, metric in zip(axes_flat, fig.panels, panel_metrics(fig)):
-        ok, reason = panel_status(panel.dataset, status_dir)
-        title = _panel_title(panel, prepared_dir)
+        ok, reason = panel_status(panel.dataset, layout)
+        title = _panel_title(panel, layout)
         if not ok:
             plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
             continue
@@ -145,7 +132,7 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
         yscale = fig.axes.get("yscale", "linear")
         early = []  # mean regret at t ≈ T/100 of every line: the lower limit of a log y axis
         for ref in panel.algorithms:
-            s = load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
+            s = load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
             color = plotting.color_for(ref.name, seen[ref.name], counts[ref.name])
             seen[ref.name] += 1
             t, mean = s["grid"], s[f"{metric}_mean"]
@@ -174,8 +161,8 @@ def draw_ws_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARI
 # ws-matrices
 
 
-def _prepared(dataset: str, prepared_dir) -> dict:
-    path = Path(prepared_dir) / f"{dataset}.json"
+def _prepared(dataset: str, layout: Layout) -> dict:
+    path = Path(layout.prepared_file(dataset))
     if not path.exists():
         raise ReproError(f"prepared dataset not found: {path}")
     rec = json.loads(path.read_text())
@@ -185,14 +172,14 @@ def _prepared(dataset: str, prepared_dir) -> dict:
     return rec
 
 
-def matrices_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES, decimals: int = 4) -> pd.DataFrame:
+def matrices_table(fig: Figure, layout: Layout, decimals: int = 4) -> pd.DataFrame:
     """One row per arm of every panel's matrix: dataset, arm, label, CW flag, then p_{arm, j} for j = 0…K−1
     (blank beyond the dataset's K), rounded to ``decimals``."""
     decimals = int(fig.extra.get("decimals", decimals))
     frames = []
     width = 0
     for panel in fig.panels:
-        rec = _prepared(panel.dataset, prepared_dir)
+        rec = _prepared(panel.dataset, layout)
         P = np.asarray(rec["matrix"], dtype=float)
         width = max(width, len(P))
         cw = int(rec["condorcet_winner"])
@@ -205,7 +192,7 @@ def matrices_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES, decima
     return table.reindex(columns=cols)
 
 
-def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+def draw_matrices(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
     rows, cols = _layout(fig)
@@ -215,7 +202,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
     axes_flat = axes.ravel()
     image = None
     for ax, panel in zip(axes_flat, fig.panels):
-        rec = _prepared(panel.dataset, prepared_dir)
+        rec = _prepared(panel.dataset, layout)
         P = np.asarray(rec["matrix"], dtype=float)
         K = len(P)
         cw = int(rec["condorcet_winner"])
@@ -231,7 +218,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
         ax.set_xticks(range(K), [str(i) for i in range(K)], fontsize=7)
         ax.grid(False)
         ax.set_xlabel("j")
-        ax.set_title(_panel_title(panel, prepared_dir) + f"\np_ij = Pr(i beats j), min gap {rec['min_margin']:.3f}")
+        ax.set_title(_panel_title(panel, layout) + f"\np_ij = Pr(i beats j), min gap {rec['min_margin']:.3f}")
     for ax in axes_flat[len(fig.panels):]:
         ax.set_visible(False)
     if image is not None:
@@ -244,7 +231,7 @@ def draw_matrices(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIE
 # ws-rounds
 
 
-def rounds_trace(fig: Figure, prepared_dir):
+def rounds_trace(fig: Figure, layout: Layout):
     """(panel, instance, trace) of the rounds figure: literal WS-W on the panel's dataset for T = horizon
     steps, with the generator ``cell_generator(base_seed, seed_key, run)``."""
     from banditrepro.algorithms.winner_stays import ws_w_trace
@@ -254,7 +241,7 @@ def rounds_trace(fig: Figure, prepared_dir):
     if len(fig.panels) != 1:
         raise ReproError(f"{fig.stem}: a ws-rounds figure has exactly one panel")
     panel = fig.panels[0]
-    inst = load_prepared(Path(prepared_dir) / f"{panel.dataset}.json")
+    inst = load_prepared(Path(layout.prepared_file(panel.dataset)))
     if inst.kind != "duel" or getattr(inst, "generative", False):
         raise ReproError(f"{fig.stem}: {panel.dataset} is not a fixed preference matrix")
     opts = fig.extra
@@ -291,8 +278,8 @@ def iterations(C: np.ndarray, pairs: np.ndarray, round_ends: np.ndarray) -> list
     return out
 
 
-def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
-    panel, inst, tr = rounds_trace(fig, prepared_dir)
+def rounds_table(fig: Figure, layout: Layout) -> pd.DataFrame:
+    panel, inst, tr = rounds_trace(fig, layout)
     rows = iterations(tr.C, tr.pairs, tr.round_ends)
     df = pd.DataFrame(rows)
     df.insert(0, "horizon", panel.horizon)
@@ -302,12 +289,12 @@ def rounds_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.Da
     return df
 
 
-def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+def draw_rounds(fig: Figure, png, pdf, layout: Layout):
     from matplotlib import colormaps
 
     from banditrepro import plotting
 
-    panel, inst, tr = rounds_trace(fig, prepared_dir)
+    panel, inst, tr = rounds_trace(fig, layout)
     T, K = tr.C.shape
     its = iterations(tr.C, tr.pairs, tr.round_ends)
     mpl_fig, axes = plotting.subplots(2, 1, figsize=(9.0, 6.0), sharex=True,
@@ -335,7 +322,7 @@ def draw_rounds(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES)
                 transform=ax.get_xaxis_transform())
         prev = end
     ax.set_ylabel("C(t, i) = net wins")
-    ax.set_title(_panel_title(panel, prepared_dir) + f", T = {T}: {len(tr.round_ends)} complete rounds "
+    ax.set_title(_panel_title(panel, layout) + f", T = {T}: {len(tr.round_ends)} complete rounds "
                  f"(ends: solid, ℓ above), {sum(r['complete'] for r in its)} complete iterations (ends: dotted)",
                  pad=28)
     ax.legend(loc="upper left", fontsize=7, frameon=True)
@@ -363,24 +350,10 @@ def beta_of(ref) -> float:
     return float(ref.params["beta"])
 
 
-def argmin_interval(finals: np.ndarray, *, seed: int, n_boot: int = 4000, level: float = 0.95):
-    """finals: (runs, lines) paired by run. Returns (argmin of the mean, interval low, high, share of bootstrap
-    resamples won by each line). Low/high are grid indices: the percentile interval of the bootstrap argmin,
-    read on the grid order (``inverted_cdf``, so both ends are grid points)."""
-    finals = np.asarray(finals, dtype=float)
-    n, m = finals.shape
-    idx = np.random.default_rng(np.random.SeedSequence(int(seed))).integers(0, n, size=(n_boot, n))
-    arg = finals[idx].mean(axis=1).argmin(axis=1)  # (n_boot,)
-    a = (1 - level) / 2
-    lo, hi = np.quantile(arg, [a, 1 - a], method="inverted_cdf")
-    share = np.bincount(arg, minlength=m) / n_boot
-    return int(finals.mean(axis=0).argmin()), int(lo), int(hi), share
-
-
-def beta_finals(fig: Figure, panel, metric, root=SUMMARIES):
+def beta_finals(fig: Figure, panel, metric, layout: Layout):
     """(β values in increasing order, keys, finals (common runs × lines)) of one panel."""
     refs = sorted(panel.algorithms, key=beta_of)
-    sums = [load_summary(summary_file(panel.dataset, panel.horizon, r.id, root)) for r in refs]
+    sums = [load_summary(layout.summary(panel.dataset, panel.horizon, r.id)) for r in refs]
     common = sums[0]["runs"]
     for s in sums[1:]:
         common = np.intersect1d(common, s["runs"])
@@ -389,41 +362,44 @@ def beta_finals(fig: Figure, panel, metric, root=SUMMARIES):
 
 
 def beta_seed(fig: Figure, k: int) -> int:
-    import zlib
-
-    return zlib.crc32(f"{fig.stem}/panel{k}/argmin".encode())
+    return seed_of(fig.stem, f"panel{k}", "argmin")
 
 
-def beta_table(fig: Figure, status_dir, prepared_dir, root=SUMMARIES) -> pd.DataFrame:
-    df = ws_curves_table(fig, status_dir, prepared_dir, root)
-    df.insert(df.columns.get_loc("label") + 1, "beta", [beta_of(fig.algorithm(k)) for k in df.algorithm])
-    for col in ("argmin_share", "is_minimiser", "minimiser_beta", "minimiser_ci_low", "minimiser_ci_high"):
+# columns of the ws-beta table that the claim tests read (papers.winner_stays.claims)
+PANEL_INDEX, BETA, ARGMIN_SHARE = "panel_index", "beta", "argmin_share"
+MINIMISER_BETA, MINIMISER_LOW, MINIMISER_HIGH = "minimiser_beta", "minimiser_ci_low", "minimiser_ci_high"
+
+
+def beta_table(fig: Figure, layout: Layout) -> pd.DataFrame:
+    df = ws_curves_table(fig, layout)
+    df.insert(df.columns.get_loc("label") + 1, BETA, [beta_of(fig.algorithm(k)) for k in df.algorithm])
+    for col in (ARGMIN_SHARE, "is_minimiser", MINIMISER_BETA, MINIMISER_LOW, MINIMISER_HIGH):
         df[col] = np.nan if col != "is_minimiser" else False
     for k, (panel, metric) in enumerate(zip(fig.panels, panel_metrics(fig))):
-        if not panel_status(panel.dataset, status_dir)[0]:
+        if not panel_status(panel.dataset, layout)[0]:
             continue
-        betas, keys, finals = beta_finals(fig, panel, metric, root)
+        betas, keys, finals = beta_finals(fig, panel, metric, layout)
         best, lo, hi, share = argmin_interval(finals, seed=beta_seed(fig, k))
         for j, key in enumerate(keys):
             at = (df.panel_index == k) & (df.algorithm == key)
-            df.loc[at, "argmin_share"] = share[j]
+            df.loc[at, ARGMIN_SHARE] = share[j]
             df.loc[at, "is_minimiser"] = j == best
         at = df.panel_index == k
-        df.loc[at, "minimiser_beta"] = betas[best]
-        df.loc[at, "minimiser_ci_low"] = betas[lo]
-        df.loc[at, "minimiser_ci_high"] = betas[hi]
+        df.loc[at, MINIMISER_BETA] = betas[best]
+        df.loc[at, MINIMISER_LOW] = betas[lo]
+        df.loc[at, MINIMISER_HIGH] = betas[hi]
     return df
 
 
-def draw_beta(fig: Figure, png, pdf, status_dir, prepared_dir, root=SUMMARIES):
+def draw_beta(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
-    df = beta_table(fig, status_dir, prepared_dir, root)
+    df = beta_table(fig, layout)
     rows, cols = _layout(fig)
     mpl_fig, axes = plotting.subplots(rows, cols)
     color = plotting.color_for("ws-s")
     for k, (ax, panel, metric) in enumerate(zip(axes.ravel(), fig.panels, panel_metrics(fig))):
-        title = _panel_title(panel, prepared_dir)
+        title = _panel_title(panel, layout)
         d = df[df.panel_index == k].sort_values("beta")
         if (d.status != "ok").any():
             plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")

@@ -11,11 +11,12 @@ import pytest
 from banditrepro import ReproError
 from banditrepro.atomic import write_npz
 from banditrepro.claims import Context, check_figure
-from banditrepro.figures import DRAWERS, build_figure, summary_file
-from banditrepro.figures_c2b import line_batches, roles, rounds_table
+from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.manifest import cells, load_manifest
+from banditrepro.papers.c2b.figures import line_batches, roles, rounds_table
+from tests.helpers import layout_at, summary_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "config" / "figures" / "c2b.yaml"
 SERIES = ["c2b-B0", "c2b-B3", "c2b-B6", "c2b-B12", "c2b-B24", "c2b-B50", "c2b-B100", "c2b-B1000"]
 
@@ -104,7 +105,7 @@ def _setup(tmp_path, finals: dict[str, np.ndarray], claim: dict | None = None):
     status.mkdir(exist_ok=True)
     (status / "yahoo30.json").write_text(json.dumps({"available": False, "reason": "offline"}))
     for ref in fig.panels[0].algorithms:
-        _summary(summary_file("six-rankers", 1000, ref.id, tmp_path / "sum"), finals[ref.key])
+        _summary(summary_file("six-rankers", 1000, ref.id, tmp_path / "summaries"), finals[ref.key])
     return fig, status
 
 
@@ -119,7 +120,7 @@ def _finals(ref_mean=100.0, **means):
 def test_rounds_table_and_figure(tmp_path):
     fig, status = _setup(tmp_path, _finals())
     out = tmp_path / "out"
-    df = build_figure(fig, out / "r.png", out / "r.pdf", out / "r.csv", status, tmp_path / "prep", tmp_path / "sum")
+    df = build_figure(fig, layout_at(tmp_path), out / "r.png", out / "r.pdf", out / "r.csv")
     for ext in ("png", "pdf", "csv", "md", "tex"):
         assert (out / f"r.{ext}").stat().st_size > 500
     ok = df[df.status == "ok"].set_index("algorithm")
@@ -133,33 +134,33 @@ def test_rounds_table_and_figure(tmp_path):
 def test_roles_must_cover_every_line(tmp_path):
     (tmp_path / "m.yaml").write_text(MINI.replace("variants: [lit], ", ""))
     with pytest.raises(ReproError, match="'lit' is in none of"):
-        rounds_table(_figs(tmp_path / "m.yaml")["r"], tmp_path, tmp_path, tmp_path)
+        rounds_table(_figs(tmp_path / "m.yaml")["r"], layout_at(tmp_path))
     (tmp_path / "m.yaml").write_text(MINI.replace("variants: [lit], bands: [ref]", "variants: [lit, ref]"))
     with pytest.raises(ReproError, match="no number of batches"):
-        rounds_table(_figs(tmp_path / "m.yaml")["r"], tmp_path, tmp_path, tmp_path)
+        rounds_table(_figs(tmp_path / "m.yaml")["r"], layout_at(tmp_path))
 
 
 def _verdict(tmp_path, finals, claim=None):
     fig, status = _setup(tmp_path, finals, claim)
-    table = rounds_table(fig, status, tmp_path / "prep", tmp_path / "sum")
-    return check_figure(fig, table, status, tmp_path / "sum")[0]
+    table = rounds_table(fig, layout_at(tmp_path))
+    return check_figure(fig, table, layout_at(tmp_path))[0]
 
 
 def test_rounds_needed_beats(tmp_path):
     # B+6 at 2× the reference: not reproduced; reaches only at B = 1000 (equal means: the interval straddles 1)
     row = _verdict(tmp_path, _finals())
     assert row["verdict"] == "not reproduced"
-    assert "smallest B reaching RUCB: B = 1000;" in row["measured"]
+    assert "smallest B reaching RUCB: six-rankers: B = 1000;" in row["measured"]
     assert "not run: yahoo30" in row["measured"]
     # B+6 clearly below the reference: reproduced; and the smallest reaching B is then 12 (= ⌊ln 1000⌋ + 6)
     row = _verdict(tmp_path, _finals(s6=60.0))
-    assert row["verdict"] == "reproduced" and "reaching RUCB: B = 12;" in row["measured"]
+    assert row["verdict"] == "reproduced" and "reaching RUCB: six-rankers: B = 12;" in row["measured"]
     # B+6 equal to the reference up to independent noise: the interval straddles 1
     row = _verdict(tmp_path, _finals(s6=100.0))
     assert row["verdict"] == "inconclusive" and "runs would settle it" in row["measured"]
     # nothing reaches: said so
     row = _verdict(tmp_path, _finals(s1000=130.0))
-    assert "smallest B reaching RUCB: not within B ≤ 1000;" in row["measured"]
+    assert "smallest B reaching RUCB: six-rankers: not within B ≤ 1000;" in row["measured"]
 
 
 def test_rounds_needed_comparable_states_the_break_even(tmp_path):
@@ -167,7 +168,7 @@ def test_rounds_needed_comparable_states_the_break_even(tmp_path):
     assert _verdict(tmp_path, _finals(s6=120.0), claim)["verdict"] == "reproduced"
     row = _verdict(tmp_path, _finals(), claim)  # ratio ≈ 2
     assert row["verdict"] == "not reproduced"
-    flip = float(row["measured"].split("flips at ratio tolerance ")[1].split(";")[0])
+    flip = float(row["measured"].split("reproduced for a factor ≥ ")[1].split(",")[0].split(";")[0])
     assert 2.0 < flip < 2.2
     with pytest.raises(ReproError, match="mode must be"):
         _verdict(tmp_path, _finals(), dict(claim, mode="close"))
@@ -179,12 +180,13 @@ def test_outcome_interval_and_unpaired_runs(tmp_path):
     from banditrepro.claims import TESTS
 
     fig, status = _setup(tmp_path, _finals())
-    table = rounds_table(fig, status, tmp_path / "prep", tmp_path / "sum")
-    ctx = Context(fig, table, status, tmp_path / "sum")
+    table = rounds_table(fig, layout_at(tmp_path))
+    ctx = Context(fig, table, layout_at(tmp_path))
     out = TESTS["c2b_rounds_needed"](ctx, reference="ref", claim_key="s6")
     assert out.ci_low > 1.0 and out.ci_low < 2.0 < out.ci_high  # the ratio ≈ 2 of the deciding panel
     # a reference run with more runs (a figure asked for more) is paired on the common runs only
     ref_id = next(r.id for r in fig.panels[0].algorithms if r.key == "ref")
-    _summary(summary_file("six-rankers", 1000, ref_id, tmp_path / "sum"), np.full(60, 100.0), runs=np.arange(60))
-    again = TESTS["c2b_rounds_needed"](ctx, reference="ref", claim_key="s6")
-    assert again.measured.count("40 runs") == 1
+    _summary(summary_file("six-rankers", 1000, ref_id, tmp_path / "summaries"), np.full(60, 100.0), runs=np.arange(60))
+    ctx.min_runs = 0
+    TESTS["c2b_rounds_needed"](ctx, reference="ref", claim_key="s6")
+    assert ctx.min_runs == 40

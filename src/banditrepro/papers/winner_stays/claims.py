@@ -14,21 +14,22 @@ import numpy as np
 
 from banditrepro import ReproError
 from banditrepro import verdicts as vd
-from banditrepro.claims import Context, Part, fmt, outcome, test
-from banditrepro.figures import panel_status
-from banditrepro.verdicts import Outcome
+from banditrepro.claims.context import Context
+from banditrepro.claims.parts import Part, fmt, outcome
+from banditrepro.claims.registry import test
+from banditrepro.figures.panels import panel_metrics, panel_status
+from banditrepro.papers.winner_stays import figures as ws
+from banditrepro.verdicts import Interval, Outcome
 
 
 def _panels(ctx: Context, metrics=None) -> tuple[list[tuple[int, object, str]], list[str]]:
     """(index, panel, metric) of the panels whose metric is in ``metrics`` (all if None) and that ran,
     and the datasets of those that did not run."""
-    from banditrepro.figures_ws import panel_metrics
-
     if isinstance(metrics, str):
         metrics = [metrics]
     chosen = [(k, p, m) for k, (p, m) in enumerate(zip(ctx.fig.panels, panel_metrics(ctx.fig)))
               if metrics is None or m in metrics]
-    ran = [c for c in chosen if panel_status(c[1].dataset, ctx.status_dir)[0]]
+    ran = [c for c in chosen if panel_status(c[1].dataset, ctx.layout)[0]]
     missing = sorted({c[1].dataset for c in chosen if c not in ran})
     return ran, missing
 
@@ -130,7 +131,7 @@ def _arms(ctx: Context, dataset: str) -> int | None:
     import json
     from pathlib import Path
 
-    path = Path(ctx.prepared_dir) / f"{dataset}.json"
+    path = Path(ctx.layout.prepared_file(dataset))
     return len(json.loads(path.read_text())["matrix"]) if path.exists() else None
 
 
@@ -139,33 +140,29 @@ def _beta_advice(ctx: Context, advised: float, near: list[float], max_arms: int 
     """The supplement's advice "β ≈ ``advised`` for up to ``max_arms`` arms", on the ``ws-beta`` table: on every
     panel with ≤ max_arms arms, the grid's minimiser of mean final regret, with its 95 % bootstrap interval
     over runs (argmin of resampled means), must lie within ``near`` (what "≈" means)."""
-    from banditrepro.verdicts import NOT_RUN, Interval, Outcome, combine, decide_within
-
     lo, hi = float(near[0]), float(near[1])
     if not lo <= advised <= hi:
         raise ReproError(f"{ctx.fig.stem}: ws_beta_advice: advised β {advised:g} outside near [{lo:g}, {hi:g}]")
-    if "minimiser_beta" not in ctx.table:
+    if ws.MINIMISER_BETA not in ctx.table:
         raise ReproError(f"{ctx.fig.stem}: ws_beta_advice needs a ws-beta table (minimiser columns)")
     ran, missing = _panels(ctx, metrics)
     desc = (f"on every panel with ≤ {max_arms} arms: the β minimising WS-S's mean final regret, with its 95 % "
             f"bootstrap interval over runs, lies within [{lo:g}, {hi:g}] (β ≈ {advised:g})")
     ran = [c for c in ran if (_arms(ctx, c[1].dataset) or 0) <= max_arms]
     if not ran:
-        return Outcome(desc, f"no panel with ≤ {max_arms} arms ran" + _missing(missing), NOT_RUN)
-    parts, decided = [], []
+        return Outcome(desc, f"no panel with ≤ {max_arms} arms ran" + _missing(missing), vd.NOT_RUN)
+    t = ctx.table
+    parts, shares = [], []
     for k, p, m in ran:
-        row = ctx.table[ctx.table.panel_index == k].iloc[0]
-        iv = Interval(float(row.minimiser_beta), float(row.minimiser_ci_low), float(row.minimiser_ci_high))
-        share = ctx.table[(ctx.table.panel_index == k) & (ctx.table.beta == advised)].argmin_share
-        share_txt = f", β = {advised:g} is the argmin in {float(share.iloc[0]):.0%} of resamples" if len(share) else ""
-        v = decide_within(iv, lo, hi)
-        decided.append((v, iv))
-        parts.append(f"{_where(p, m)} (K = {_arms(ctx, p.dataset)}): β* = {iv.estimate:g} [{iv.low:g}, {iv.high:g}]"
-                     f"{share_txt}, {int(row.runs)} runs → {v}")
-    verdict = combine(v for v, _ in decided)
+        row = t[t[ws.PANEL_INDEX] == k].iloc[0]
+        iv = Interval(float(row[ws.MINIMISER_BETA]), float(row[ws.MINIMISER_LOW]), float(row[ws.MINIMISER_HIGH]))
+        parts.append(Part(f"{_where(p, m)} (K = {_arms(ctx, p.dataset)}, {int(row.runs)} runs): β*", iv, lo,
+                          "within", hi))
+        share = t[(t[ws.PANEL_INDEX] == k) & (t[ws.BETA] == advised)][ws.ARGMIN_SHARE]
+        if len(share):
+            shares.append(f"{_where(p, m)}: β = {advised:g} is the argmin in {float(share.iloc[0]):.0%} of resamples")
     # break-even: the widest "≈" the verdict needs (the union of the minimiser intervals)
-    span = (min(iv.low for _, iv in decided), max(iv.high for _, iv in decided))
-    iv = next((iv for v, iv in decided if v == verdict), decided[0][1])
-    measured = "; ".join(parts) + (f"; \"≈ {advised:g}\" would have to cover [{span[0]:g}, {span[1]:g}] to hold "
-                                   "everywhere")
-    return Outcome(desc, measured + _missing(missing), verdict, iv.low, iv.high)
+    span = (min(q.iv.low for q in parts), max(q.iv.high for q in parts))
+    tail = [*shares, f"\"≈ {advised:g}\" would have to cover [{span[0]:g}, {span[1]:g}] to hold everywhere"]
+    tail += [_missing(missing)] if missing else []
+    return outcome(desc, parts, ctx.min_runs, show="all", tail="; ".join(tail))

@@ -1,8 +1,9 @@
 """Figure kinds of the DP-TS-UCB paper (registered into banditrepro.figures.DRAWERS).
 
 Every kind writes a table whose rows are the figure's lines with their privacy accounting (the GDP parameter η
-of ``banditrepro.privacy`` for the Gaussian algorithms, ε for the Laplace ones) beside the usual final-regret
-statistics, so the claims of ``banditrepro.claims_dp`` read everything from the table.
+for the Gaussian algorithms, ε for the Laplace ones: each algorithm spec's ``privacy``, read by
+``banditrepro.papers.dp_ts_ucb.privacy.line_privacy``) beside the usual final-regret statistics, so the claims
+of ``banditrepro.papers.dp_ts_ucb.claims`` read everything from the table.
 
 Manifest options (``options:`` of a figure, read as ``fig.extra``):
 
@@ -31,80 +32,13 @@ import numpy as np
 import pandas as pd
 
 from banditrepro import ReproError
-from banditrepro import privacy as pv
-from banditrepro.figures import curves_table, register, summary_file
+from banditrepro.figures.curves import curves_table
+from banditrepro.figures.registry import register
+from banditrepro.layout import Layout
 from banditrepro.manifest import AlgoRef, Figure, Panel
+from banditrepro.papers.dp_ts_ucb import privacy as pv
 
-GDP_ALGORITHMS = ("dp-ts-ucb", "m-ts-gaussian", "ts-gaussian")
-LAPLACE_ALGORITHMS = ("dp-se", "lazy-dp-ts", "anytime-lazy-ucb")
 TABLE1_NOTE = "hidden constants of O(·)/Õ(·) set to 1; K·f(Δ)/Δ read as Σ_i f(Δ_i)/Δ_i"
-
-
-# ---------------------------------------------------------------------------------------------------
-# privacy accounting of one line
-
-
-def line_alpha(fig: Figure, panel_index: int, ref: AlgoRef) -> float | None:
-    """The α a line stands for: DP-TS-UCB's own parameter, else the figure's ``alpha``/``panel_alpha`` option."""
-    if ref.name == "dp-ts-ucb":
-        return float(ref.params["alpha"])
-    opt = fig.extra.get("alpha")
-    value = None
-    if isinstance(opt, dict):
-        value = opt.get(ref.key)
-    elif opt is not None:
-        value = opt
-    if value is None and "panel_alpha" in fig.extra:
-        pa = fig.extra["panel_alpha"]
-        if not isinstance(pa, list) or len(pa) != len(fig.panels):
-            raise ReproError(f"{fig.stem}: options.panel_alpha needs one α per panel ({len(fig.panels)})")
-        value = pa[panel_index]
-    if value is None:
-        return None
-    try:
-        a = float(value)
-    except (TypeError, ValueError):
-        raise ReproError(f"{fig.stem}: α of line {ref.key!r} is not a number: {value!r}") from None
-    pv._alpha(a)  # one-line error when outside [0, 1]
-    return a
-
-
-def line_privacy(ref: AlgoRef, T: int) -> dict:
-    """GDP parameter η (Gaussian algorithms) or ε (Laplace algorithms) of one line at horizon T."""
-    row = {"name": ref.name, "b": np.nan, "c": np.nan, "epsilon": np.nan, "eta": np.nan, "privacy": ""}
-    if ref.name == "ts-gaussian":
-        row.update(b=0, c=1.0, privacy="η-GDP, η = √(0.5 T) (Ou et al. 2024, paper §2)")
-        if T > 1:
-            row["eta"] = pv.eta_ts_gaussian(T)
-    elif ref.name == "m-ts-gaussian":
-        b = int(ref.params.get("b", 0))
-        c = float(ref.params.get("c", 1.0))
-        row.update(b=b, c=c, privacy="η-GDP, η = √(T/(c(b+1))) (Ou et al. 2024)")
-        if T > 1:
-            row["eta"] = pv.eta_m_ts_gaussian(T, b, c)
-    elif ref.name == "dp-ts-ucb":
-        row["privacy"] = "η-GDP, η = √(2 c0 T^(0.5(1−α)) ln^(1.5(1−α)) T) (Thm 4.4)"
-        if T > 1:
-            row["eta"] = pv.eta_dp_ts_ucb(ref.params["alpha"], T)
-    elif ref.name in LAPLACE_ALGORITHMS:
-        row["epsilon"] = float(ref.params["epsilon"])
-        row["privacy"] = f"(ε, 0)-DP, ε = {row['epsilon']:g} (Laplace mechanism)"
-    else:
-        row["privacy"] = "not private"
-    return row
-
-
-def c_rule_value(rule: dict, alpha: float | None, b) -> float:
-    """The c that ``rule`` prescribes for a line (NaN when the line has no α)."""
-    if alpha is None or b is None or (isinstance(b, float) and math.isnan(b)):
-        return math.nan
-    kind = rule.get("kind")
-    T = float(rule.get("design_horizon", 10**6))
-    if kind == "equal-privacy":
-        return float(pv.equal_privacy_c(alpha, T, b))
-    if kind == "log-power":
-        return float(rule.get("factor", 1.0)) * math.log(T) ** float(pv._alpha(alpha))
-    raise ReproError(f"c_rule kind must be 'equal-privacy' or 'log-power', got {kind!r}")
 
 
 def unique_panels(fig: Figure) -> list[tuple[int, Panel]]:
@@ -119,9 +53,9 @@ def unique_panels(fig: Figure) -> list[tuple[int, Panel]]:
     return out
 
 
-def lines_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
+def lines_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     """curves_table (final-regret statistics per line) plus α, b, c, ε, η and the c-rule check per line."""
-    base = curves_table(fig, status_dir, prepared_dir, root)
+    base = curves_table(fig, layout)
     keep = [i for i, _ in unique_panels(fig)]
     rows = []
     k = 0
@@ -133,15 +67,15 @@ def lines_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
             if i not in keep:
                 continue
             row = {key: v for key, v in row.items() if not key.startswith("batches_")}
-            alpha = line_alpha(fig, i, ref)
+            alpha = pv.line_alpha(fig, i, ref)
             row["panel_index"] = i
             row["alpha"] = np.nan if alpha is None else alpha
-            row.update(line_privacy(ref, panel.horizon))
+            row.update(pv.line_privacy(ref, panel.horizon))
             summary = (f"{row['eta']:.4g}-GDP" if row["eta"] == row["eta"] else
                        f"({row['epsilon']:g}, 0)-DP" if row["epsilon"] == row["epsilon"] else "")
             row["note"] = "; ".join(x for x in (row.get("note") or "", summary) if isinstance(x, str) and x)
             if rule and ref.name == "m-ts-gaussian":
-                cf = c_rule_value(rule, alpha, row["b"])
+                cf = pv.c_rule_value(rule, alpha, row["b"])
                 row["c_formula"] = cf
                 row["c_rel_diff"] = abs(row["c"] - cf) / cf if cf == cf else np.nan
             rows.append(row)
@@ -153,10 +87,10 @@ def lines_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
     return df[cols]
 
 
-def _load(panel: Panel, ref: AlgoRef, root):
+def _load(panel: Panel, ref: AlgoRef, layout: Layout):
     from banditrepro.aggregate import load_summary
 
-    return load_summary(summary_file(panel.dataset, panel.horizon, ref.id, root))
+    return load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
 
 
 def _shades(names: list[str]):
@@ -181,12 +115,12 @@ def _table1_params(fig: Figure) -> dict:
             "gamma": float(o.get("gamma", 0.25))}
 
 
-def _means(panel: Panel, prepared_dir) -> np.ndarray:
+def _means(panel: Panel, layout: Layout) -> np.ndarray:
     from pathlib import Path
 
     from banditrepro.datasets.catalog import load_prepared
 
-    inst = load_prepared(Path(prepared_dir) / f"{panel.dataset}.json")
+    inst = load_prepared(Path(layout.prepared_file(panel.dataset)))
     if inst.kind != "mab":
         raise ReproError(f"{panel.dataset} is not a Bernoulli instance (Table 1 needs arm means)")
     return np.asarray(inst.means)
@@ -206,11 +140,11 @@ _ROW_NAMES = ["ts-gaussian", "m-ts-gaussian", "m-ts-gaussian", "m-ts-gaussian", 
               "dp-ts-ucb"]
 
 
-def bounds_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
+def bounds_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     rows = []
     p = _table1_params(fig)
     for _, panel in unique_panels(fig):
-        mu = _means(panel, prepared_dir)
+        mu = _means(panel, layout)
         T = panel.horizon
         for k, r in enumerate(pv.regret_bounds_table(T, mu, **p)):
             rows.append({"paper": fig.paper, "figure": fig.id, "dataset": panel.dataset, "horizon": T,
@@ -222,12 +156,12 @@ def bounds_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def draw_bounds(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_bounds(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
     p = _table1_params(fig)
     _, panel = unique_panels(fig)[-1]
-    mu = _means(panel, prepared_dir)
+    mu = _means(panel, layout)
     Ts = np.unique(np.geomspace(max(10.0, panel.horizon / 1e4), panel.horizon, 60))
     vals = np.array([[(r.regret, r.eta) for r in pv.regret_bounds_table(T, mu, **p)] for T in Ts])
     labels = [r.algorithm for r in pv.regret_bounds_table(panel.horizon, mu, **p)]
@@ -255,8 +189,8 @@ def draw_bounds(fig: Figure, png, pdf, status_dir, prepared_dir, root):
 # privacy-vs-regret (§5.1): η and final regret over α × T
 
 
-def privacy_regret_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
-    df = lines_table(fig, status_dir, prepared_dir, root)
+def privacy_regret_table(fig: Figure, layout: Layout) -> pd.DataFrame:
+    df = lines_table(fig, layout)
     df = df.drop_duplicates(subset=["algorithm_id", "horizon"]).copy()
     df["eta_thm46"] = [pv.eta_dp_ts_ucb_thm46(a, T) if n == "dp-ts-ucb" and T > 1 else np.nan
                        for a, T, n in zip(df.alpha, df.horizon, df.name)]
@@ -265,10 +199,10 @@ def privacy_regret_table(fig: Figure, status_dir, prepared_dir, root) -> pd.Data
     return df.sort_values(["alpha", "horizon"], kind="stable").reset_index(drop=True)
 
 
-def draw_privacy_regret(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_privacy_regret(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
-    df = privacy_regret_table(fig, status_dir, prepared_dir, root)
+    df = privacy_regret_table(fig, layout)
     mpl_fig, axes = plotting.subplots(1, 3, width=4.4, height=3.6)
     ax_eta, ax_reg, ax_sc = axes[0]
     keys = list(dict.fromkeys(df.algorithm))
@@ -318,10 +252,10 @@ def _pair_plot(ax, df, column, lo=None, hi=None):
             ax.plot(d.alpha, d[column], "o-", color=col, ms=4, lw=1.3, label=label)
 
 
-def draw_equal_regret(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_equal_regret(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
-    df = lines_table(fig, status_dir, prepared_dir, root)
+    df = lines_table(fig, layout)
     mpl_fig, axes = plotting.subplots(1, 2, width=4.6, height=3.6)
     T = int(df.horizon.iloc[0])
     ok = df[df.status == "ok"]
@@ -340,18 +274,18 @@ def draw_equal_regret(fig: Figure, png, pdf, status_dir, prepared_dir, root):
 # regret-vs-t curves with privacy columns (§5.3, E.2) and the b-selection of E.1
 
 
-def dp_curves_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
-    return lines_table(fig, status_dir, prepared_dir, root)
+def dp_curves_table(fig: Figure, layout: Layout) -> pd.DataFrame:
+    return lines_table(fig, layout)
 
 
 _STYLES = ["-", "--", "-.", ":"]
 
 
-def draw_dp_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_dp_curves(fig: Figure, png, pdf, layout: Layout):
     """Mean R(t) with 95 % bands per line; variants of one algorithm get shades of its colour and line styles.
     Panels repeated by a horizon cap are drawn once."""
     from banditrepro import plotting
-    from banditrepro.figures import panel_status
+    from banditrepro.figures.panels import panel_status
 
     panels = [p for _, p in unique_panels(fig)]
     rows, cols = fig.extra.get("layout") or (1, len(panels))
@@ -361,7 +295,7 @@ def draw_dp_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     flat = axes.ravel()
     for ax, panel in zip(flat, panels):
         title = f"{panel.title}, T = {panel.horizon:,}"
-        ok, reason = panel_status(panel.dataset, status_dir)
+        ok, reason = panel_status(panel.dataset, layout)
         if not ok:
             plotting.unavailable(ax, title, reason)
             continue
@@ -369,7 +303,7 @@ def draw_dp_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         counts = Counter(names)
         seen = Counter()
         for ref, col in zip(panel.algorithms, _shades(names)):
-            s = _load(panel, ref, root)
+            s = _load(panel, ref, layout)
             style = _STYLES[seen[ref.name] % len(_STYLES)] if counts[ref.name] > 1 else "-"
             seen[ref.name] += 1
             t = s["grid"]
@@ -387,8 +321,8 @@ def draw_dp_curves(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     plotting.save(mpl_fig, png, pdf)
 
 
-def b_selection_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
-    df = lines_table(fig, status_dir, prepared_dir, root)
+def b_selection_table(fig: Figure, layout: Layout) -> pd.DataFrame:
+    df = lines_table(fig, layout)
     df["best_in_panel"] = ""
     for i in df.panel_index.unique():
         d = df[(df.panel_index == i) & (df.name == "m-ts-gaussian") & (df.status == "ok")]
@@ -403,23 +337,6 @@ def b_selection_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFra
 # delta-epsilon (beyond the paper): δ(ε) of every configuration
 
 
-def epsilon_at_delta(delta: float, eta: float) -> float:
-    """The smallest ε with δ(ε) ≤ ``delta`` for an η-GDP mechanism (Theorem 2.4 inverted)."""
-    from scipy.optimize import brentq
-
-    if not 0 < delta < 1:
-        raise ReproError(f"delta must lie in (0, 1), got {delta:g}")
-    if eta <= 0:
-        return 0.0
-    lo = 1e-12
-    if pv.delta_of_epsilon(lo, eta) <= delta:
-        return 0.0
-    hi = max(1.0, eta * eta)
-    while pv.delta_of_epsilon(hi, eta) > delta:
-        hi *= 2
-    return float(brentq(lambda e: pv.delta_of_epsilon(e, eta) - delta, lo, hi, xtol=1e-12, rtol=1e-10))
-
-
 def _eps_options(fig: Figure):
     eps_points = [float(e) for e in fig.extra.get("eps_points", [0.5, 1.0, 2.0, 5.0, 10.0])]
     delta_points = [float(d) for d in fig.extra.get("delta_points", [1e-5])]
@@ -430,9 +347,9 @@ def _eps_options(fig: Figure):
     return eps_points, delta_points
 
 
-def delta_epsilon_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
+def delta_epsilon_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     eps_points, delta_points = _eps_options(fig)
-    df = lines_table(fig, status_dir, prepared_dir, root)
+    df = lines_table(fig, layout)
     for e in eps_points:
         col = []
         for eta, e0 in zip(df.eta, df.epsilon):
@@ -442,12 +359,12 @@ def delta_epsilon_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataF
                 col.append(0.0 if e >= e0 else np.nan)
         df[f"delta_at_eps_{e:g}"] = col
     for d in delta_points:
-        df[f"eps_at_delta_{d:g}"] = [epsilon_at_delta(d, eta) if eta == eta else e0
+        df[f"eps_at_delta_{d:g}"] = [pv.epsilon_at_delta(d, eta) if eta == eta else e0
                                      for eta, e0 in zip(df.eta, df.epsilon)]
     return df
 
 
-def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_delta_epsilon(fig: Figure, png, pdf, layout: Layout):
     from matplotlib.ticker import LogLocator, NullLocator
 
     from banditrepro import plotting
@@ -466,8 +383,8 @@ def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         colors = _shades(names)
         lap = 0
         for ref, col in zip(panel.algorithms, colors):
-            pr = line_privacy(ref, panel.horizon)
-            if ref.name in LAPLACE_ALGORITHMS:
+            pr = pv.line_privacy(ref, panel.horizon)
+            if pv.is_pure(ref):
                 ax.axvline(pr["epsilon"], color=col, lw=1.6, ls=(2 * lap, (2, 4)),
                            label=f"{ref.label}: ({pr['epsilon']:g}, 0)-DP")
                 lap += 1
@@ -508,7 +425,7 @@ def frontier_series(ref: AlgoRef) -> str:
         return f"{label} (b=0) over c" if b == 0 else f"{label} (b={b})"
     if ref.name == "dp-ts-ucb":
         return f"{label} over α"
-    if ref.name in LAPLACE_ALGORITHMS:
+    if pv.is_pure(ref):
         return f"{label} over ε"
     return label
 
@@ -520,26 +437,29 @@ def frontier_delta(fig: Figure) -> float:
     return d
 
 
-def frontier_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataFrame:
+EPS_AT_DELTA = "eps_at_delta"  # frontier column the claim tests read: ε of a line at the figure's δ
+
+
+def frontier_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     delta = frontier_delta(fig)
     ops = set(fig.extra.get("operating_points", []))
     unknown = ops - {r.key for p in fig.panels for r in p.algorithms}
     if unknown:
         raise ReproError(f"{fig.stem}: operating point {sorted(unknown)[0]!r} is not a line of the figure")
-    df = lines_table(fig, status_dir, prepared_dir, root)
+    df = lines_table(fig, layout)
     refs = {r.key: r for p in fig.panels for r in p.algorithms}
     df["series"] = [frontier_series(refs[k]) for k in df.algorithm]
     df["dp_kind"] = ["GDP" if eta == eta else "pure ε-DP" for eta in df.eta]
     df["delta"] = [delta if eta == eta else 0.0 for eta in df.eta]
-    df["eps_at_delta"] = [epsilon_at_delta(delta, eta) if eta == eta else e0 for eta, e0 in zip(df.eta, df.epsilon)]
+    df[EPS_AT_DELTA] = [pv.epsilon_at_delta(delta, eta) if eta == eta else e0 for eta, e0 in zip(df.eta, df.epsilon)]
     df["operating_point"] = df.algorithm.isin(ops)
     return df
 
 
-def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
+def draw_frontier(fig: Figure, png, pdf, layout: Layout):
     from banditrepro import plotting
 
-    df = frontier_table(fig, status_dir, prepared_dir, root)
+    df = frontier_table(fig, layout)
     delta = frontier_delta(fig)
     mpl_fig, axes = plotting.subplots(1, 1, width=10.0, height=5.2)
     ax = axes[0, 0]

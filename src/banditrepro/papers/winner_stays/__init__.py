@@ -1,0 +1,1 @@
+"""The Winner Stays paper: its figure kinds and claim tests."""
