@@ -128,12 +128,12 @@ def test_reproduction_report_stands_on_its_own(run):
     """Built from test data with the shipped deviations: no reference to a file outside the repository, and
     every word the claim rows use (per-panel words, the five verdicts, the interval shown) defined once."""
     tmp, figs, root = run
-    text = build_reproduction(figs, tmp / "claims.csv", ROOT / "config" / "deviations.yaml",
-                              tmp / "out" / "reproduction.md", root)
+    text = build_reproduction(figs, layout_at(tmp), tmp / "claims.csv", ROOT / "config" / "deviations.yaml",
+                              tmp / "out" / "reproduction.md")
     assert outside_references(text) == []
     assert str(tmp) not in text
     legend = text.split("\n## t\n")[0]
-    for word in ("*holds*", "*contradicted*", "*open*", "ci_low", "ci_high", "quorum", *map("*{}*".format,
+    for word in ("*holds*", "*contradicted*", "*open*", "ci_low", "ci_high", "on most panels", *map("*{}*".format,
                                                                                            vd.VERDICTS)):
         assert word in legend, word
     assert "docs/decisions.md#scb" in text and "docs/decisions.md#qsa" in text
