@@ -1,6 +1,6 @@
 """Literal plain-Python M-TS-Gaussian (Ou, Avella Medina, Cummings 2024; TS-Gaussian of Agrawal & Goyal 2017,
-Alg. 2), written step by step from the DP-TS-UCB paper (§2, Table 1, App. E.1) and SPEC §C.3. Slow on purpose:
-no lazy sampler, no numba, K explicit Gaussian draws per round. Used only by the agreement test.
+Alg. 2), written step by step from the DP-TS-UCB paper (§2, Table 1, App. E.1) and docs/decisions.md#m-ts-gaussian
+Slow on purpose: no lazy sampler, no numba, K explicit Gaussian draws per round. Used only by the agreement test.
 """
 
 from __future__ import annotations

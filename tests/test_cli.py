@@ -91,7 +91,7 @@ def test_datasets_command_lists_network_needs(tmp_path):
     assert "needs network" in line
 
 
-# ------------------------------------------------------------------ corrupt cells (issue 11 item 4)
+# ------------------------------------------------------------------ corrupt cells
 def _cells(tmp_path, matrix_file, runs=3):
     paths = []
     for r in range(runs):
@@ -172,7 +172,7 @@ def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_pat
     assert np.isnan(summarize(cells)["wall_seconds"]).all()
 
 
-# ------------------------------------------------------------------ the project folder (issue 17 item 6)
+# ------------------------------------------------------------------ the project folder
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
 

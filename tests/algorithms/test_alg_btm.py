@@ -155,7 +155,8 @@ def test_parameters_are_validated():
 
 
 def reference_btm(P, T, seed, gamma=1.3):
-    """SPEC §A.3 BTM step by step with Python sets and dictionaries (ties in min P̂ by the same reservoir draw)."""
+    """docs/decisions.md#c2b-baselines BTM step by step with Python sets and dictionaries (ties in min P̂ by the same
+    reservoir draw)."""
     rng = np.random.default_rng(seed)
     K = P.shape[0]
     W = set(range(K))

@@ -29,7 +29,8 @@ from banditrepro.regret import regret_table
 ALGS = ("c2b", "c2b-kl")
 
 
-# ---------------------------------------------------------------- batch schedule (SPEC §A.1 numbers)
+# ---------------------------------------------------------------- batch schedule (docs/decisions.md#c2b-batches
+# numbers)
 @pytest.mark.parametrize("T, offset, B, q", [
     (10**5, 0, 11, 2.848), (10**5, 6, 17, 1.968), (10**6, 0, 13, 2.894), (10**6, 6, 19, 2.069),
 ])
@@ -157,7 +158,7 @@ def test_kl_index_and_elimination_on_hand_state():
     act = np.ones(K, np.bool_)
     kl_eliminate(W, N, act, 25.0, I)
     assert act.tolist() == [True, True, True, False]
-    # I* is the minimum over the active set; the sums still run over all K arms (SPEC §A.2 item 3)
+    # I* is the minimum over the active set; the sums still run over all K arms (docs/decisions.md#c2b-batches)
     act = np.array([False, True, True, True])
     kl_eliminate(W, N, act, 15.0, I)
     assert act.tolist() == [False, True, True, False]  # 21.29 − 8.23 ≤ 15 keeps 2

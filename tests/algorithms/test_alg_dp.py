@@ -227,7 +227,7 @@ def first_choice_counts(mu, b, c, n, g):
 @pytest.mark.parametrize("b, c", [(1, 1.0), (3, 2.0), (1, 0.5)])
 def test_m_ts_gaussian_posterior_is_agrawal_goyal_form(b, c):
     # deterministic rewards 1 and 0: after k = b pulls each, θ_0 ~ N(k/(k+1), c/(k+1)) and θ_1 ~ N(0, c/(k+1))
-    # (SPEC §C.3, Agrawal–Goyal), so the second arm is chosen with probability Φ(−(k/(k+1))/√(2c/(k+1))).
+    # (docs/decisions.md#dp-se, Agrawal–Goyal), so the second arm is chosen with probability Φ(−(k/(k+1))/√(2c/(k+1))).
     # The N(S/k, c/k) form would give Φ(−1/√(2c/k)) (0.24 vs 0.31 at b=1, c=1; 0.19 vs 0.23 at b=3, c=2).
     n = 20000
     counts = first_choice_counts(np.array([1.0, 0.0]), b, c, n, rng(11))
@@ -385,7 +385,7 @@ def test_dp_se_elimination_schedule():
 
 def dp_se_closed_form_regret(mu, T, eps):
     """DP-SE's regret if every arm leaves in the first epoch e with gap > Δ_e/2 (no noise, no luck):
-    the epochs' lengths R_e (SPEC §C.3) times the gaps of the arms active in them, the winner to T."""
+    the epochs' lengths R_e (docs/decisions.md#dp-se) times the gaps of the arms active in them, the winner to T."""
     beta, best = 1.0 / T, max(mu)
     active, t, e, regret = list(range(len(mu))), 0, 0, 0.0
     while len(active) > 1:

@@ -303,7 +303,8 @@ def test_parameters_are_validated():
 
 
 def reference_rmed(P, T, seed, mode, kweight=0.3, alpha=3.0):
-    """SPEC §A.3 RMED step by step, recomputing every statistic from the win counts (O(K²) per step)."""
+    """docs/decisions.md#c2b-baselines RMED step by step, recomputing every statistic from the win counts (O(K²) per
+    step)."""
     rng = np.random.default_rng(seed)
     K = P.shape[0]
     W = np.zeros((K, K))

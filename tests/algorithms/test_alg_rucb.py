@@ -195,7 +195,7 @@ def test_alpha_must_be_positive():
 
 
 def reference_rucb(P, T, seed, alpha=0.51):
-    """SPEC §A.3 RUCB step by step from the full U matrix (random draws in the kernel's order)."""
+    """docs/decisions.md#c2b-baselines RUCB step by step from the full U matrix (random draws in the kernel's order)."""
     rng = np.random.default_rng(seed)
     K = P.shape[0]
     W = np.zeros((K, K))

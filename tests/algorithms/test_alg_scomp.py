@@ -1,4 +1,5 @@
-"""SCOMP2 (reconstructed, SPEC §A.3) and PCOMP (reconstructed): seeds, candidate, switching, whole runs."""
+"""SCOMP2 (reconstructed, docs/decisions.md#scomp2-and-pcomp) and PCOMP (reconstructed): seeds, candidate, switching,
+whole runs."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from banditrepro.cell import run_cell
 from banditrepro.instances import BernoulliArms
 from tests.reference_mts_gaussian import m_ts_gaussian_regret
 
-MEANS = [0.95, 0.75, 0.55, 0.35, 0.15]  # the paper's instance (SPEC §C.1)
+MEANS = [0.95, 0.75, 0.55, 0.35, 0.15]  # the paper's instance (docs/decisions.md#dp-grid)
 T = 800
 RUNS = 160
 

@@ -1,4 +1,5 @@
-"""Privacy accounting of the DP-TS-UCB paper: the numbers of SPEC §C.4 and Theorem 2.4's δ(ε)."""
+"""Privacy accounting of the DP-TS-UCB paper: the numbers of docs/decisions.md#privacy-accounting and Theorem 2.4's
+δ(ε)."""
 
 from __future__ import annotations
 
@@ -49,12 +50,13 @@ def test_paper_equal_privacy_constants():
     assert round(equal_privacy_c(1.0, T6, 2000), 2) == 60.46
 
 
-# SPEC §C.4: alpha, phi, eta_D (Thm 4.4), eta_D' = sqrt(2 phi) (Thm 4.6), c = 5 ln^a T, eta_M (b=0)
+# docs/decisions.md#privacy-accounting: alpha, phi, eta_D (Thm 4.4), eta_D' = sqrt(2 phi) (Thm 4.6), c = 5 ln^a T,
+# eta_M (b=0)
 C4_TABLE = [
     (0.0, "212220.6", "651.49", "651.49", "5.000", "447.21"),
     (0.25, "27179.5", "167.92", "233.15", "9.640", "322.08"),
     (0.5, "3480.9", "43.28", "83.44", "18.585", "231.97"),
-    (0.75, "445.8", "11.15", "29.86", "35.830", "167.06"),  # SPEC prints 11.16; the formula gives 11.1546
+    (0.75, "445.8", "11.15", "29.86", "35.830", "167.06"),  # the research notes print 11.16; the formula gives 11.1546
     (1.0, "57.10", "2.875", "10.69", "69.078", "120.32"),
 ]
 
@@ -70,7 +72,7 @@ def test_spec_c4_phi_eta_table(row):
     assert matches(eta_m_ts_gaussian(T6, 0, c_val), em)
 
 
-# SPEC §C.4: equal-privacy c of M-TS-Gaussian for every b of App. E.1
+# docs/decisions.md#privacy-accounting: equal-privacy c of M-TS-Gaussian for every b of App. E.1
 C4_EQUAL_C = {
     0.0: {0: "2.356", 1: "1.178", 500: "0.0047", 1000: "0.0024", 2000: "0.0012", 5000: "0.00047",
           100000: "2.4e-5"},

@@ -1,15 +1,15 @@
 """Literal reference implementations, written step by step from the papers (slow, plain Python).
 
-Each module re-reads one algorithm from its paper (/work/shared/papers/*.txt, or SPEC §A.3 for the
-library baselines RUCB and RMED1) together with the binding decisions of SPEC.md, with the paper's step
+Each module re-reads one algorithm from its paper (the paper texts, or docs/decisions.md#c2b-baselines for the
+library baselines RUCB and RMED1) together with the decisions of docs/decisions.md, with the paper's step
 numbers in comments. Nothing here imports a production kernel: the point is an independent reading that
 the agreement tests (tests/test_reference_agreement.py) compare with the production code path in
 distribution (mean final regret over seeds), so any kernel change that alters behaviour fails CI.
 
 Shared conventions (the only things read from the production code): a duel (i, j) is won by i with
-probability P[i, j] (one uniform draw); regret metrics are those of SPEC §0/§B.1 (see ``regret``);
-argmax ties are broken uniformly at random unless the paper (or, for the library baselines, SPEC §A.3)
-fixes a rule; parameter defaults are those of config/figures/*.yaml.
+probability P[i, j] (one uniform draw); regret metrics are those of docs/decisions.md#c2b-baselines (see ``regret``);
+argmax ties are broken uniformly at random unless the paper (or, for the library baselines,
+docs/decisions.md#c2b-baselines) fixes a rule; parameter defaults are those of config/figures/*.yaml.
 
 Every function takes ``rng``, a ``numpy.random.Generator``; ``stream(name, run)`` derives it from
 ``np.random.SeedSequence`` with stable integer keys, independent of the production cells' streams.

@@ -1,5 +1,5 @@
 """C2B-KL, literally: Agarwal, Ghuge, Nagarajan (NeurIPS 2022), Algorithm 2 (App. A) = Algorithm 1 with the
-KL elimination criterion, read with the binding decisions of SPEC.md:
+KL elimination criterion, read with the decisions of docs/decisions.md:
 
 - B = ⌊ln T⌋ (+ B_offset; Fig. 2 uses 6), q = T^(1/B), q_r = ⌊q^r⌋, f(K) = 0.3·K^1.01, natural logs;
 - a batch is the *set* of unordered pairs of lines 7-11 (duplicates merged, self-pairs skipped), each pair
@@ -59,7 +59,7 @@ def c2b_kl(P, T: int, rng, B: int | None = None, B_offset: int = 0, kweight: flo
                     c = math.sqrt(2.0 * math.log(2.0 * K * K * q_prev) / N[i][j])
                     if p_hat(i, j) > 0.5 + c:
                         D[i].add(j)
-        # line 6: i_r = argmax_{i ∈ A} |D_r(i)|, ties uniformly at random (SPEC)
+        # line 6: i_r = argmax_{i ∈ A} |D_r(i)|, ties uniformly at random (docs/decisions.md#c2b-batches)
         best = max(len(D[i]) for i in A)
         tied = sorted(i for i in A if len(D[i]) == best)
         ir = tied[int(rng.integers(len(tied)))]

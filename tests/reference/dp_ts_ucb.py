@@ -1,7 +1,7 @@
-"""DP-TS-UCB, literally: Hu, Huang, Zhang, Lécuyer, Hegde (ICML 2025), Algorithm 1, with SPEC's decisions:
-φ = c0·T^{0.5(1−α)}·ln^{0.5(3−α)}(T) stays real-valued (line 5 tests h_i ≥ 1, so ⌊φ⌋ fresh draws per
-Gaussian), MAX_i starts at 0 and is reset to 0 (lines 2, 17) as written, ties in line 13 uniformly at random.
-Rewards are Bernoulli(μ_i); c0 = √(2πe) (§4.1).
+"""DP-TS-UCB, literally: Hu, Huang, Zhang, Lécuyer, Hegde (ICML 2025), Algorithm 1, with the decisions of
+docs/decisions.md#dp-ts-ucb-phi: φ = c0·T^{0.5(1−α)}·ln^{0.5(3−α)}(T) stays real-valued (line 5 tests h_i ≥ 1, so ⌊φ⌋
+fresh draws per Gaussian), MAX_i starts at 0 and is reset to 0 (lines 2, 17) as written, ties in line 13 uniformly at
+random. Rewards are Bernoulli(μ_i); c0 = √(2πe) (§4.1).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """RMED1, literally: Komiyama, Honda, Kashima, Nakagawa, "Regret Lower Bound and Optimal Algorithm in
 Dueling Bandit Problem" (COLT 2015), Algorithm 1 (main loop) with Algorithm 2 (RMED1's choice of m(t)),
-read with SPEC §A.3: n_0 = 1 (every pair once, in lexicographic order), f(K) = 0.3·K^1.01 (C2B §4),
-L_C's "arbitrary fixed order" = index order, î* ties to the lowest index and the argmin of Algorithm 2's
+read with docs/decisions.md#c2b-baselines: n_0 = 1 (every pair once, in lexicographic order), f(K) = 0.3·K^1.01 (C2B
+§4), L_C's "arbitrary fixed order" = index order, î* ties to the lowest index and the argmin of Algorithm 2's
 else-branch to the last index (the library's rules, as the cells use), and m(t) = î*(t) when O_l(t) = ∅.
 O_l(t) = {j ≠ l : μ̂_lj ≤ 1/2}; the library's 0.50001 only differs once some N_lj ≥ 5·10^4.
 """

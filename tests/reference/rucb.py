@@ -1,7 +1,7 @@
 """RUCB, literally: Zoghi, Whiteson, Munos, de Rijke, "Relative Upper Confidence Bound for the K-armed
-Dueling Bandit Problem" (ICML 2014), Algorithm 1, with the semantics SPEC §A.3 binds (Komiyama's library,
-which the C2B paper ran): u_ij = 1 while N_ij = 0 (the paper writes x/0 := 1), u_ii = 1/2, the
-challenger d ranges over all arms including c, and its ties are broken at random as the paper says.
+Dueling Bandit Problem" (ICML 2014), Algorithm 1, with the semantics docs/decisions.md#c2b-baselines
+binds (Komiyama's library, which the C2B paper ran): u_ij = 1 while N_ij = 0 (the paper writes x/0 := 1),
+u_ii = 1/2, the challenger d ranges over all arms including c, and its ties are broken at random as the paper says.
 α = 0.51 (C2B §4 and the manifests).
 """
 

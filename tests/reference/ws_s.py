@@ -1,4 +1,5 @@
-"""WS-S, literally: Chen & Frazier (ICML 2017), Algorithm 2 (§4.3 text and SPEC §B.3), β > 1 (β = 1.1 in §5):
+"""WS-S, literally: Chen & Frazier (ICML 2017), Algorithm 2 (§4.3 text and docs/decisions.md#winner-stays), β > 1 (β =
+1.1 in §5):
 
     for ℓ = 1, 2, ...:
         exploration: run WS-W (Algorithm 1, its state never reset) until round ℓ ends, i.e. until

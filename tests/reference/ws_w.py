@@ -1,5 +1,5 @@
 """WS-W, literally: Chen & Frazier, "Dueling Bandits with Weak Regret" (ICML 2017), Algorithm 1, as the
-paper's §4 text and SPEC §B.3 state it (the extracted text lacks the box):
+paper's §4 text and docs/decisions.md#winner-stays state it (the extracted text lacks the box):
 
     C(t, i) = Σ_{j≠i} q_ij(t) − q_ji(t)            (net wins up to and including t)
     i_t ∈ argmax_i C(t−1, i),       ties: i_{t−1} if tied, else j_{t−1} if tied, else uniform

@@ -1,4 +1,5 @@
-"""Anytime-Lazy-UCB (Hu, Huang, Mehta 2021, arXiv 2102.07929) — RECONSTRUCTED stand-in (SPEC §C.3).
+"""Anytime-Lazy-UCB (Hu, Huang, Mehta 2021, arXiv 2102.07929) — RECONSTRUCTED stand-in
+(docs/decisions.md#anytime-lazy-ucb).
 
 The exact index constants of the paper were not found. Stand-in: the lazy epoch structure of Lazy-DP-TS
 (fresh epochs of 1, 2, 4, … observations, private mean μ̃_j = (Σ fresh + Lap(1/ε)) / n_j over the last

@@ -1,6 +1,6 @@
 """BTM — Beat-the-Mean Bandit, online version (Yue & Joachims, ICML 2011).
 
-Semantics of SPEC §A.3 (Komiyama's ``policy_btm.hpp``): δ = 1/(2TK) and the library's "tight"
+Semantics of docs/decisions.md#c2b-baselines (Komiyama's ``policy_btm.hpp``): δ = 1/(2TK) and the library's "tight"
 confidence radius c* = γ²·sqrt(log(1/δ)/n*) (the paper has a factor 3 in front), γ = 1.3 as in the C2B
 experiments. The active set is kept as a sorted index list; P̂_b = w_b/n_b is cached and changes only
 for the arm that just played (and for all arms after an elimination), so a step costs O(|W|).

@@ -1,13 +1,13 @@
 """C2B and C2B-KL — Catching the Condorcet winner in Batches (Agarwal, Ghuge, Nagarajan, NeurIPS 2022).
 
 Alg. 1 (Hoeffding elimination, radius γ_ij) and Alg. 2 / App. A (KL elimination, f(K) = 0.3 K^1.01,
-the variant of every figure). SPEC §A.2 resolutions: a batch is the *set* of unordered pairs of lines
-7-11 (self-pairs skipped), each compared q_r = ⌊q^r⌋ times with q = T^(1/B); its comparisons run
+the variant of every figure). docs/decisions.md#c2b-batches resolutions: a batch is the *set* of unordered pairs of
+lines 7-11 (self-pairs skipped), each compared q_r = ⌊q^r⌋ times with q = T^(1/B); its comparisons run
 round-robin (q_r passes over the pairs, the last batch cut at T) so R(t) is exact per comparison;
 rounds continue past B while budget remains; once |A| = 1 the arm duels itself until T (one more batch).
 Per batch the work is O(K²); per comparison only the recorder runs.
 
-Two labelled variants measure that reading (issue 10 §1, never the default):
+Two labelled variants measure that reading (never the default):
 - ``pairs="literal"``: lines 7-11 read literally, as a multiset of ordered pairs: an undefeated i meets every
   active j *including itself*, so {i, j} is compared twice when both ends are undefeated, and (i, i) q_r times
   (pure regret, no information: self-duels do not update W, N).
@@ -236,7 +236,7 @@ def kl_half(p):
 
 @njit(cache=True, nogil=True)
 def kl_index(W, N, I):
-    """App. A: I_j = Σ_{i : p̂_ij > 1/2} N_ij KL(p̂_ij, 1/2), summed over all K arms (SPEC §A.2 item 3)."""
+    """App. A: I_j = Σ_{i : p̂_ij > 1/2} N_ij KL(p̂_ij, 1/2), summed over all K arms (docs/decisions.md#c2b-batches)."""
     K = W.shape[0]
     for j in range(K):
         s = 0.0
@@ -345,12 +345,14 @@ B_PARAMS = (
     Param("B_offset", "int", 0, "added to floor(ln T) when B is None (Fig. 2: 6); B is at least 1"),
 )
 
-# variants of our reading (issue 10 §1); defaults reproduce the SPEC reading, so existing cell ids do not change
+# variants of our reading; defaults reproduce the reading of docs/decisions.md#c2b-batches, so existing cell ids do
+# not change
 VARIANT_PARAMS = (
-    Param("pairs", "str", "once", "once: each distinct unordered pair q_r times per batch (SPEC §A.2); literal: "
-          "Alg. 1 lines 7-11 as written, pairs from both ends and (i, i) included", choices=("once", "literal")),
-    Param("B_log", "str", "e", "log base of the default B: e (⌊ln T⌋, SPEC) or 2 (⌊log₂ T⌋, a variant)",
-          choices=LOG_BASES),
+    Param("pairs", "str", "once", "once: each distinct unordered pair q_r times per batch "
+          "(docs/decisions.md#c2b-batches); literal: Alg. 1 lines 7-11 as written, pairs from both ends and (i, i) "
+          "included", choices=("once", "literal")),
+    Param("B_log", "str", "e", "log base of the default B: e (⌊ln T⌋, docs/decisions.md#c2b-batches) or 2 "
+          "(⌊log₂ T⌋, a variant)", choices=LOG_BASES),
 )
 
 SPECS = {

@@ -13,7 +13,7 @@ Choices the pseudocode leaves open ([I]):
   the argmax runs over all arms, as the all-arms branch does. In the all-arms branch c takes part with
   u_cc = 1/2, and a tie never selects d = c, so (c, c) is dueled only when every other eligible arm has
   u_jc < 1/2.
-- Argmax ties are broken uniformly at random (SPEC). A self-duel (c, c) gives no information and is
+- Argmax ties are broken uniformly at random (docs/decisions.md#ties). A self-duel (c, c) gives no information and is
   not counted.
 """
 

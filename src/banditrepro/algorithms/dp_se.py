@@ -1,6 +1,6 @@
 """DP-SE — differentially private successive elimination (Sajed & Sheffet, ICML 2019).
 
-SPEC §C.3: epoch e has Δ_e = 2^{-e} and every active arm is pulled
+docs/decisions.md#dp-se: epoch e has Δ_e = 2^{-e} and every active arm is pulled
 R_e = ⌈max{32 ln(8|S|e²/β)/Δ_e², 8 ln(4|S|e²/β)/(ε Δ_e)}⌉ times on fresh samples; the private mean is the
 epoch mean plus Lap(1/(ε R_e)); an arm is dropped when μ̃_max − μ̃_a > Δ_e/2. The last arm is pulled until T.
 ε = 0.5 and β = 1/T as in Azize & Basu's runs. The pulls of an epoch are interleaved round-robin (so R(t) is

@@ -1,7 +1,7 @@
 """DP-TS-UCB (Hu, Huang, Zhang, Lécuyer, Hegde, ICML 2025, Algorithm 1).
 
-Binding decisions (SPEC): φ = c0 T^{0.5(1−α)} ln^{0.5(3−α)} T is real-valued and a fresh Gaussian is drawn
-while h ≥ 1, i.e. ⌊φ⌋ fresh samples per epoch (kept as an integer budget); MAX starts at 0 and is reset to 0
+Decisions (docs/decisions.md#dp-ts-ucb-phi): φ = c0 T^{0.5(1−α)} ln^{0.5(3−α)} T is real-valued and a fresh Gaussian
+is drawn while h ≥ 1, i.e. ⌊φ⌋ fresh samples per epoch (kept as an integer budget); MAX starts at 0 and is reset to 0
 at every epoch end, as written; argmax ties are broken uniformly at random. Epochs hold 1 (the initial
 pull), 2, 4, … fresh observations and μ̂_i is the mean of the last completed epoch only.
 

@@ -7,7 +7,7 @@ beats empirically (lines 16–18), b' becomes the candidate, and the estimates r
 When W is empty the candidate duels itself until T. The confidence interval is
 Ĉ = (P̂ − c_t, P̂ + c_t) with c_t = sqrt(4 ln(1/δ) / t), where t counts the comparisons since the
 last reset. All arms in W share t, because each round robin compares b̂ with every b once. This is
-also Komiyama's library form. When several b' qualify, one is drawn uniformly (ties rule, SPEC).
+also Komiyama's library form. When several b' qualify, one is drawn uniformly (ties rule, docs/decisions.md#ties).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lazy-DP-TS (Hu & Hegde, UAI 2022), in the form of SPEC §C.3.
+"""Lazy-DP-TS (Hu & Hegde, UAI 2022), in the form of docs/decisions.md#lazy-dp-ts
 
 Per-arm epochs of fresh observations of sizes 1 (the initial pull of every arm), 2, 4, …; older
 observations are dropped. At the end of an epoch of O_j = 2^r observations the private mean is

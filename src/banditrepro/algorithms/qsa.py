@@ -1,5 +1,5 @@
 """QSA — Query Selection Algorithm (Jamieson & Nowak, Active ranking using pairwise comparisons,
-NIPS 2011), as a dueling-bandit policy: a reconstruction (SPEC §B.3).
+NIPS 2011), as a dueling-bandit policy: a reconstruction (docs/decisions.md#qsa).
 
 Source: QSA inserts the objects one at a time, in random order, into a ranking by binary search, and asks
 only the comparisons that the embedding does not already imply; noisy answers are handled by repeating
@@ -109,7 +109,7 @@ SPECS = {
         problem="duel",
         citation="Jamieson & Nowak, Active ranking using pairwise comparisons, NIPS 2011 (binary-insertion "
                  "form without embedding, each query repeated until an anytime Hoeffding bound separates "
-                 "it; dueling adaptation, δ and tie margin reconstructed, SPEC §B.3)",
+                 "it; dueling adaptation, δ and tie margin reconstructed, docs/decisions.md#qsa)",
         run=run,
         params=(Param("delta", "float", 0.05, "error probability of one query", low=0.0, high=1.0,
                       low_open=True, high_open=True),

@@ -1,6 +1,6 @@
 """RMED1 / RMED2 — Relative Minimum Empirical Divergence (Komiyama, Honda, Kashima, Nakagawa, COLT 2015).
 
-Semantics of SPEC §A.3 (Komiyama's ``policy_rmed.hpp``, modes 1 and 2) with f(K) = kweight·K^1.01,
+Semantics of docs/decisions.md#c2b-baselines (Komiyama's ``policy_rmed.hpp``, modes 1 and 2) with f(K) = kweight·K^1.01,
 kweight = 0.3 as in the C2B experiments; RMED2 explores every pair with N_ij < α·log log t, α = 3.
 
 Incremental state: the divergence I_i = Σ_{j: μ̂_ij<1/2} N_ij·KL(μ̂_ij, 1/2) changes only in the two
@@ -9,8 +9,8 @@ re-summed (exactly, so ties in argmin I are not blurred by rounding drift). The 
 exploration scan keeps a cursor that only moves forward while the required count stays the same
 (counts only grow), so it is amortised O(1). Every step is O(K).
 
-Loop sets as in the paper and SPEC, not as a literal port of the library: after the duel (l, m) the
-arm l joins L_R^c (the library's ``LRc.insert(j)`` inserts m); L_C = [K] when the main phase starts
+Loop sets as in the paper and docs/decisions.md#c2b-baselines, not as a literal port of the library: after the duel
+(l, m) the arm l joins L_R^c (the library's ``LRc.insert(j)`` inserts m); L_C = [K] when the main phase starts
 (the library starts from an empty L_C and also moves the sets during exploration steps, which here
 leave them untouched). Kept from the library: log log t = log(log t + 0.01) (no log 0 at t = 1), the
 0.50001 opponent tolerance, ties of î* to the lowest index and of the most-losing opponent to the last.

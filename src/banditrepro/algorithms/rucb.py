@@ -1,6 +1,6 @@
 """RUCB — Relative Upper Confidence Bound (Zoghi, Whiteson, Munos, de Rijke, ICML 2014).
 
-Semantics of SPEC §A.3 (Komiyama's ``policy_rucb_icml``), α = 0.51 as in the C2B experiments.
+Semantics of docs/decisions.md#c2b-baselines (Komiyama's ``policy_rucb_icml``), α = 0.51 as in the C2B experiments.
 The O(K²) confidence matrix is never rebuilt: U_cj ≥ 1/2 holds iff ln t ≥ thr[c, j] with
 thr = N (1/2 − p̂)² / α (0 when p̂ ≥ 1/2 or N = 0), and thr changes only for the dueled pair, so
 the candidate set costs O(K) per step and an update O(K).

@@ -1,7 +1,7 @@
 """SCOMP2 and PCOMP — batched dueling bandits (Agarwal, Ghuge, Nagarajan, ICML 2022, arXiv 2202.10660).
 
-Both are **reconstructions** (SPEC §A.3): the pseudocode of arXiv 2202.10660 was not available (the
-stored copies hold only its abstract and summaries: PCOMP compares all pairs of an active set and
+Both are **reconstructions** (docs/decisions.md#scomp2-and-pcomp): the pseudocode of arXiv 2202.10660 was not
+available (the stored copies hold only its abstract and summaries: PCOMP compares all pairs of an active set and
 eliminates; SCOMP2 draws a random seed set, uses an undefeated seed arm as candidate to eliminate active
 arms, and switches to PCOMP when the seed set turns out sub-optimal; at most 2B+1 batches).
 
@@ -217,7 +217,7 @@ def scomp_kernel(P, T, tab, grid, rng, B, n_seeds, pcomp_only):
 
 
 def seed_set_size(K: int, seed_size: int | None) -> int:
-    """|S| = ⌈√K⌉ by default (SPEC §A.3 [I]), at most K."""
+    """|S| = ⌈√K⌉ by default (docs/decisions.md#scomp2-and-pcomp), at most K."""
     if seed_size is None:
         return math.ceil(math.sqrt(K))
     if seed_size > K:
@@ -245,7 +245,7 @@ SPECS = {
         colour="#ff7f0e",
         label="SCOMP2 (reconstructed)",
         problem="duel",
-        citation=CITATION + "; reconstruction of SPEC §A.3",
+        citation=CITATION + "; reconstruction of docs/decisions.md#scomp2-and-pcomp",
         run=run_scomp2,
         params=B_PARAMS + (
             Param("seed_size", "int", None, "seed-set size |S|; None = ceil(sqrt(K))", low=1,
@@ -260,7 +260,7 @@ SPECS = {
         colour="#ffbb78",
         label="PCOMP (reconstructed)",
         problem="duel",
-        citation=CITATION + "; reconstruction of SPEC §A.3 (phase 2 from the start)",
+        citation=CITATION + "; reconstruction of docs/decisions.md#scomp2-and-pcomp (phase 2 from the start)",
         run=run_pcomp,
         params=B_PARAMS,
         reconstructed=True,

@@ -1,4 +1,4 @@
-"""Argmax with exact ties broken uniformly at random (SPEC binding decision), shared by the kernels
+"""Argmax with exact ties broken uniformly at random (docs/decisions.md#ties), shared by the kernels
 whose choice is a plain argmax over an array of K scores.
 
 Reservoir counting: the j-th tie replaces the incumbent with probability 1/j, so one pass and one

@@ -1,7 +1,7 @@
 """TS-Gaussian (Agrawal & Goyal 2017, Alg. 2) and M-TS-Gaussian (Ou, Avella Medina, Cummings 2024).
 
-Form (SPEC §C.3 pseudo-code, Agrawal–Goyal's posterior): every arm is pulled b times first, round-robin
-(b = 0: no pre-pull); then each round every arm draws θ_i ~ N(S_i/(k_i+1), c/(k_i+1)), with k_i its number
+Form (docs/decisions.md#m-ts-gaussian pseudo-code, Agrawal–Goyal's posterior): every arm is pulled b times first,
+round-robin (b = 0: no pre-pull); then each round every arm draws θ_i ~ N(S_i/(k_i+1), c/(k_i+1)), with k_i its number
 of pulls and S_i its reward sum, and the argmax is pulled. TS-Gaussian is b = 0, c = 1.
 
 Privacy (DP-TS-UCB paper §2/§3 and Table 1, after Ou et al.): one reward in [0, 1] moves S_i by at most 1, so

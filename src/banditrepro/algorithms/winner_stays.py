@@ -2,7 +2,7 @@
 
 WS-W (Alg. 1) keeps net-win counts C(t, i) = Σ_j q_ij(t) − q_ji(t) and duels
 i_t ∈ argmax_i C(t−1, i), j_t ∈ argmax_{j≠i_t} C(t−1, j), ties broken in favour of i_{t−1}, then
-j_{t−1}, else uniformly (SPEC §B.3). With these tie rules the run decomposes exactly into rounds and
+j_{t−1}, else uniformly (docs/decisions.md#ties). With these tie rules the run decomposes exactly into rounds and
 iterations (paper §4): in round ℓ the incumbent duels one challenger until one of the two reaches
 C = −ℓ, the survivor meets a uniformly drawn arm not yet played this round, and after N−1 iterations
 the round winner sits at (N−1)ℓ and every other arm at −ℓ. The next round opens with the winner

@@ -342,7 +342,7 @@ def _crossover_sqrt(k: float) -> float:
 
 
 # ====================================================================================================
-# studies (issue 10 §3): privacy and regret at one scale. Tests return banditrepro.verdicts.Outcome.
+# studies: privacy and regret at one scale. Tests return banditrepro.verdicts.Outcome.
 
 
 @test("dp_frontier_dominated")

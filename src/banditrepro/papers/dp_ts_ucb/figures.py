@@ -409,7 +409,7 @@ def draw_delta_epsilon(fig: Figure, png, pdf, layout: Layout):
 
 
 # ---------------------------------------------------------------------------------------------------
-# regret-vs-epsilon (issue 10 §3, beyond the paper): the privacy–regret frontier at one (ε, δ) scale
+# regret-vs-epsilon (beyond the paper): the privacy–regret frontier at one (ε, δ) scale
 #
 # Options: ``delta`` (the δ at which every GDP line's ε is read, Theorem 2.4 inverted; (ε, 0)-DP lines keep
 # their ε, δ = 0), ``operating_points`` (keys of the paper's own configurations, ringed and labelled).

@@ -124,7 +124,7 @@ def _beta_pattern(ctx: Context, keys: list[str], metrics=None):
 
 
 # ====================================================================================================
-# studies (issue 10 §2): where is β best? Tests return banditrepro.verdicts.Outcome.
+# studies: where is β best? Tests return banditrepro.verdicts.Outcome.
 
 
 def _arms(ctx: Context, dataset: str) -> int | None:

@@ -336,7 +336,7 @@ def draw_rounds(fig: Figure, png, pdf, layout: Layout):
 
 
 # ----------------------------------------------------------------------------------------------------
-# ws-beta (issue 10 §2: where is β best?)
+# ws-beta (where is β best?)
 #
 # The β-sensitivity study: the ws-curves table of WS-S lines that differ only in β, plus, per panel, the grid's
 # minimiser of mean final regret with a percentile-bootstrap interval over runs (runs resampled jointly across
