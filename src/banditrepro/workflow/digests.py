@@ -91,7 +91,7 @@ def imports(module: str, root: Path = ROOT) -> set[str]:
     return {m for m in found if module_file(m, root) and m != module}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _imports_cached(module: str, root: Path) -> frozenset[str]:
     return frozenset(imports(module, root))
 
@@ -157,7 +157,7 @@ def claim_modules() -> list[str]:
 # --- the digests of the jobs ------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cell_code(algo: str, root: Path = ROOT) -> str:
     """Digest of the code one cell runs: its kernel module's closure and cell.py's (the registry imports
     kernels lazily, so cell.py's closure alone misses them)."""

@@ -83,7 +83,7 @@ def runtime_table(plan, input, output, log):
 @logged
 def report(plan, input, output, log):
     """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
-    from banditrepro.report import build_reproduction, build_report
+    from banditrepro.report import build_report, build_reproduction
 
     lay = plan.layout
     build_report(plan.figures, input.claims, input.runtime, output[0], tables_dir=lay.tables)
