@@ -51,7 +51,8 @@ def check_executor(workflow, args=None, which=shutil.which, stderr=None) -> str 
     args = args if args is not None else cli_args()
     if args is None:
         return None
-    line = executor_problem(getattr(args, "executor", None), getattr(args, "slurm_status_command", None), which)
+    status = getattr(args, "slurm_status_command", None)  # unset: a dataclasses.MISSING sentinel
+    line = executor_problem(getattr(args, "executor", None), status if isinstance(status, str) else None, which)
     if line is None:
         return None
     if getattr(args, "dryrun", False):
