@@ -44,8 +44,8 @@ def test_existing_prefix_stops_at_the_first_gap(tmp_path):
 
 def test_target_chunks_read_a_nodes_command_line():
     argv = ["snakemake", "--target-jobs", "simulate_runs_20_29:cell=sushi16/T2000/c2b-kl+B_offset=6",
-            "summarize_cell:dataset=x,horizon=1,algo=y", "--cores", "1"]
-    assert target_chunks(argv) == {"sushi16/T2000/c2b-kl+B_offset=6": (20, 29)}
+            "summarize_cell:dataset=x,horizon=1,algo=y", 'simulate_runs_0_4:cell="a/T1/b+x=1,y=2"', "--cores", "1"]
+    assert target_chunks(argv) == {"sushi16/T2000/c2b-kl+B_offset=6": (20, 29), "a/T1/b+x=1,y=2": (0, 4)}
     assert target_chunks(["snakemake", "-n"]) == {}
 
 

@@ -83,9 +83,10 @@ def target_chunks(argv) -> dict[str, tuple[int, int]]:
             break
         rule, _, wildcards = spec.partition(":")
         m = CHUNK_RULE.match(rule)
-        cell = dict(w.split("=", 1) for w in wildcards.split(",") if "=" in w).get("cell")
+        # Snakemake writes rule:key=value,... and quotes a value that holds a comma
+        cell = re.search(r'(?:^|,)cell=("[^"]*"|[^,]*)', wildcards)
         if m and cell:
-            out[cell] = (int(m.group(1)), int(m.group(2)))
+            out[cell.group(1).strip('"')] = (int(m.group(1)), int(m.group(2)))
     return out
 
 
