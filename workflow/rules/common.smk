@@ -11,16 +11,10 @@ SRC = str(Path(workflow.basedir) / "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-from banditrepro import ReproError  # noqa: E402
-from banditrepro.workflow import (
-    cluster,
-    digests,
-    jobs,
-    progress,
-    scheduler,
-)  # noqa: E402
-from banditrepro.workflow.config import fail  # noqa: E402
-from banditrepro.workflow.plan import build_plan, one_of, split_key  # noqa: E402
+from banditrepro import ReproError
+from banditrepro.workflow import cluster, digests, jobs, progress, scheduler
+from banditrepro.workflow.config import fail
+from banditrepro.workflow.plan import build_plan, one_of
 
 try:
     # a cluster node's command line names the chunk jobs it runs (plan.target_chunks)
