@@ -1,4 +1,5 @@
-# banditrepro: reproduction pipeline for three bandit papers (see README.md).
+# banditrepro: reproduction pipeline for three bandit papers (see README.md). Every rule file is included
+# here; their Python lives in the package (src/banditrepro/workflow/).
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -16,12 +17,18 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
 
+# before any job: a SLURM profile without SLURM stops here with one line (a dry run warns)
+cluster.check_executor(workflow)
+# a quiet dry run prints its job table once
+progress.drop_repeated_stats(workflow)
+
+
 onstart:
-    attach_progress_line()
-    coalesce_reevaluation_timers(workflow.scheduler)
+    progress.attach(workflow)
+    scheduler.coalesce_reevaluation_timers(workflow.scheduler)
 
 
 rule all:
     default_target: True
     input:
-        all_targets(),
+        PLAN.all_targets(),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a private single-node SLURM (munged, slurmctld, slurmd) on this machine, for tests/test_slurm.py.
+# Start a private single-node SLURM (munged, slurmctld, slurmd) on this machine, for tests/workflow/test_slurm.py.
 #
 #   ci/slurm/start.sh STATE_DIR     # then: export SLURM_CONF=STATE_DIR/slurm.conf; ...; ci/slurm/stop.sh STATE_DIR
 #

@@ -5,46 +5,31 @@
 
 rule summarize_cell:
     input:
-        lambda wc: [
-            cell_path(wc.dataset, wc.horizon, wc.algo, r)
-            for r in range(runs_of(wc.dataset, wc.horizon, wc.algo))
-        ],
+        get_cell_runs,
     output:
-        f"{SUMMARIES}/{{dataset}}/T{{horizon}}/{{algo}}.npz",
+        LAYOUT.summary("{dataset}", "{horizon}", "{algo}"),
     log:
-        f"{LOGS}/summaries/{{dataset}}/T{{horizon}}/{{algo}}.log",
+        PLAN.log("summaries", "{dataset}", "T{horizon}", "{algo}"),
     resources:
         runtime=5,
         mem_mb=500,
     params:
-        code=SUMMARY_CODE,
+        code=digests.summary_code(),
     run:
-        summarize_job(input, output, log)
+        jobs.summarize(PLAN, input, output, log)
 
 
 rule runtime_table:
     input:
-        lambda wc: sorted(
-            {
-                summary_path(p.dataset, p.horizon, a.id)
-                for f in FIGURES
-                for p in f.panels
-                for a in p.algorithms
-                if not CATALOG.is_optional(p.dataset)
-            }
-        ),
+        get_runtime_inputs,
     output:
-        report(
-            f"{TABLES}/runtime.csv",
-            caption="../report/runtime.rst",
-            category="Run time",
-        ),
+        report(LAYOUT.runtime_csv, caption="../report/runtime.rst", category="Run time"),
     log:
-        f"{LOGS}/runtime_table.log",
+        PLAN.log("runtime_table"),
     resources:
         runtime=5,
         mem_mb=500,
     params:
-        code=SUMMARY_CODE,
+        code=digests.summary_code(),
     run:
-        runtime_table_job(input, output, log)
+        jobs.runtime_table(PLAN, input, output, log)

@@ -1,14 +1,14 @@
 # Stage 1: obtain raw files (mirrors first, checksum verified) and derive the instances.
 # Shared by every config (data/ depends on the catalog only). Paths in params are relative to the working
-# directory (`rel`), so a moved project folder is up to date; `spec` is the catalog entry a job draws
+# directory (`PLAN.rel`), so a moved project folder is up to date; `spec` is the catalog entry a job draws
 # from, so editing a dataset's derivation or a source's checksum reruns exactly that preparation.
 
 
 rule fetch_raw:
     output:
-        f"{RAW}/{{source}}",
+        LAYOUT.raw_file("{source}"),
     log:
-        "logs/fetch/{source}.log",
+        PLAN.data_log("fetch", "{source}"),
     wildcard_constraints:
         source=r"[^/]+/[^/]+",
     conda:
@@ -17,11 +17,11 @@ rule fetch_raw:
         runtime=30,
         mem_mb=500,
     params:
-        mirrors=mirror_args(),
+        mirrors=PLAN.mirror_args(),
         retries=config["download"]["retries"],
         timeout=config["download"]["timeout"],
-        catalog=rel(config["catalog"]),
-        spec=lambda wc: digest(CATALOG.sources.get(wc.source)),
+        catalog=PLAN.rel(config["catalog"]),
+        spec=lambda wc: PLAN.source_spec(wc.source),
     shell:
         "python -m banditrepro fetch {wildcards.source} --catalog {params.catalog} --dest {output} {params.mirrors}"
         " --retries {params.retries} --timeout {params.timeout} > {log} 2>&1"
@@ -31,19 +31,19 @@ checkpoint probe_dataset:
     # Optional datasets (network only, e.g. yahoo30): record whether they can be obtained instead of
     # failing the whole run; figures then mark their panels "requires network access".
     output:
-        "data/status/{dataset}.json",
+        LAYOUT.status_file("{dataset}"),
     log:
-        "logs/probe/{dataset}.log",
+        PLAN.data_log("probe", "{dataset}"),
     conda:
         "../../envs/banditrepro.yaml"
     resources:
         runtime=30,
         mem_mb=500,
     params:
-        mirrors=mirror_args(),
-        catalog=rel(config["catalog"]),
+        mirrors=PLAN.mirror_args(),
+        catalog=PLAN.rel(config["catalog"]),
         timeout=config["download"]["timeout"],
-        raw=RAW,
+        raw=LAYOUT.raw,
     shell:
         "python -m banditrepro probe {wildcards.dataset} --out {output} --catalog {params.catalog} --raw-dir {params.raw}"
         " {params.mirrors} --retries 1 --timeout {params.timeout} > {log} 2>&1"
@@ -51,25 +51,23 @@ checkpoint probe_dataset:
 
 rule prepare_dataset:
     input:
-        raw=lambda wc: [f"{RAW}/{s}" for s in CATALOG.raw_inputs(wc.dataset)],
-        fallback=lambda wc: [
-            f"{PREPARED}/{d}.json" for d in CATALOG.dataset_inputs(wc.dataset)
-        ],
-        user_file=lambda wc: [f for f in [declared_file(wc.dataset)] if f],
+        raw=get_raw_inputs,
+        fallback=get_fallback_inputs,
+        user_file=get_user_file,
     output:
-        f"{PREPARED}/{{dataset}}.json",
+        LAYOUT.prepared_file("{dataset}"),
     log:
-        "logs/prepare/{dataset}.log",
+        PLAN.data_log("prepare", "{dataset}"),
     conda:
         "../../envs/banditrepro.yaml"
     resources:
         runtime=10,
         mem_mb=1000,
     params:
-        catalog=rel(config["catalog"]),
-        raw=RAW,
-        spec=lambda wc: dataset_spec(wc.dataset),
-        entry=lambda wc: entry_arg(wc.dataset),
+        catalog=PLAN.rel(config["catalog"]),
+        raw=LAYOUT.raw,
+        spec=lambda wc: PLAN.dataset_spec(wc.dataset),
+        entry=lambda wc: PLAN.entry_arg(wc.dataset),
     shell:
         "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
         " {params.entry} --out {output} > {log} 2>&1"

@@ -6,34 +6,25 @@ report: "../report/workflow.rst"
 
 rule report_md:
     input:
-        lambda wc: [t for f in FIGURES for t in figure_outputs(f)],
-        claims=f"{RESULTS}/claims.csv",
-        runtime=f"{TABLES}/runtime.csv",
+        get_figure_outputs,
+        claims=LAYOUT.claims_csv,
+        runtime=LAYOUT.runtime_csv,
     output:
-        f"{RESULTS}/report.md",
+        LAYOUT.report_md,
         # every claim with its location, interval and verdict; every deviation with its measured effect
         reproduction=report(
-            f"{RESULTS}/reproduction.md",
+            LAYOUT.reproduction_md,
             caption="../report/reproduction.rst",
             category="Claims",
         ),
     log:
-        f"{LOGS}/report.log",
+        PLAN.log("report"),
     resources:
         runtime=5,
         mem_mb=500,
     params:
-        code=source_digest("report.py"),
+        code=digests.report_code(),
         # the deviations list is read in-process; its digest (not its absolute path) triggers reruns
-        deviations=file_digest("config/deviations.yaml"),
+        deviations=digests.bytes_digest(PLAN.deviations_file()),
     run:
-        from banditrepro.report import build_reproduction
-
-        report_job(input, output, log)
-        build_reproduction(
-            FIGURES,
-            LAYOUT,
-            input.claims,
-            _root_path("config/deviations.yaml"),
-            output.reproduction,
-        )
+        jobs.report(PLAN, input, output, log)

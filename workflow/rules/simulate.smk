@@ -5,8 +5,9 @@
 # Kernels release the GIL (nogil). Snakemake's bookkeeping costs tens of ms of CPU per job and a few per
 # declared file, more than most runs, so one job computes several runs of a cell: `cells_per_job: auto`
 # (default) sizes the group from the horizon and the kernel's ns/step (banditrepro/jobsize.py), an integer
-# k fixes it. A job writes the same
-# per-run files either way; each run's bytes depend only on (algorithm, dataset, horizon, run, base seed).
+# k fixes it; run files that exist are grouped apart from new ones, so more runs compute only the new runs
+# (banditrepro/workflow/plan.py). A job writes the same per-run files either way; each run's bytes depend
+# only on (algorithm, dataset, horizon, run, base seed).
 # Only the .npz files are outputs: each run's .json sidecar (wall time, versions) is written next to it but
 # not declared, since Snakemake's per-output bookkeeping (incomplete marks, metadata records, input
 # checksums) cost more than writing the sidecars; the summary reads a sidecar only if it names its run.
@@ -16,44 +17,44 @@
 
 rule simulate:
     input:
-        lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
+        get_cell_prepared,
     output:
-        cell=f"{CELLS}/{{cell}}/run{{run}}.npz",
+        cell=PLAN.cell_pattern(),
     log:
-        f"{LOGS}/cells/{{cell}}/run{{run}}.log",
+        PLAN.log("cells", "{cell}", "run{run}"),
     wildcard_constraints:
-        cell=one_of(SINGLE),
+        cell=one_of(PLAN.single),
     resources:
-        runtime=lambda wc: 5 + split_key(wc.cell)[1] // 200_000,
+        runtime=lambda wc: PLAN.cell_minutes(wc.cell),
         mem_mb=300,
     params:
         base_seed=config["base_seed"],
-        code=lambda wc: cell_code(split_key(wc.cell)[2]),
+        # the code the cell runs (import closure of its kernel and cell.py): an edit reruns its cells only
+        code=get_cell_code,
     run:
-        simulate_job(wildcards, input, output, params, log)
+        jobs.simulate(PLAN, wildcards, input, output, params, log)
 
 
-for (first, last), keys in sorted(CHUNKED.items()):
+for (first, last), cells in sorted(PLAN.chunked.items()):
 
     rule:
         name:
             f"simulate_runs_{first}_{last}"
         input:
-            lambda wc: f"{PREPARED}/{split_key(wc.cell)[0]}.json",
+            get_cell_prepared,
         output:
-            cells=[f"{CELLS}/{{cell}}/run{r}.npz" for r in range(first, last + 1)],
+            cells=[PLAN.cell_pattern(r) for r in range(first, last + 1)],
         log:
-            f"{LOGS}/cells/{{cell}}/runs{first}-{last}.log",
+            PLAN.log("cells", "{cell}", f"runs{first}-{last}"),
         wildcard_constraints:
-            cell=one_of(keys),
+            cell=one_of(cells),
         resources:
-            runtime=lambda wc, input, threads, runs=last - first + 1: 5
-            + runs * split_key(wc.cell)[1] // 200_000,
+            runtime=lambda wc, runs=last - first + 1: PLAN.cell_minutes(wc.cell, runs),
             mem_mb=300,
         params:
             base_seed=config["base_seed"],
-            # derived from the outputs, so not recorded: regrouping runs (auto, k > 1) reruns no cell
+            # derived from the outputs, so not recorded: regrouping runs reruns no finished range
             runs=lambda wc, output, first=first, last=last: list(range(first, last + 1)),
-            code=lambda wc: cell_code(split_key(wc.cell)[2]),
+            code=get_cell_code,
         run:
-            simulate_job(wildcards, input, output, params, log)
+            jobs.simulate(PLAN, wildcards, input, output, params, log)

@@ -1,0 +1,72 @@
+"""Validate a workflow config against workflow/schemas/config.schema.yaml and fill in its defaults.
+
+Errors are one line naming the key and the bad value (snakemake.utils.validate prints the whole schema
+around it), raised as ``ConfigError``; ``fail`` prints such a line and exits non-zero without a traceback
+(also for ``snakemake -n``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+from banditrepro import ReproError
+
+
+class ConfigError(ReproError):
+    """A config value the schema rejects."""
+
+
+def fail(message) -> None:
+    """Stop parsing the workflow: ``banditrepro: <message>`` on stderr, exit status 1."""
+    sys.exit(f"banditrepro: {message}")
+
+
+def apply_defaults(schema: dict, doc: dict) -> None:
+    """Fill in the schema's ``default`` of every missing key, recursively through nested objects."""
+    for key, sub in schema.get("properties", {}).items():
+        if key not in doc and "default" in sub:
+            doc[key] = copy.deepcopy(sub["default"])
+        if isinstance(doc.get(key), dict) and sub.get("type") == "object":
+            apply_defaults(sub, doc[key])
+
+
+def _reason(err) -> str:
+    if err.validator == "oneOf":
+        return "expected " + " or ".join(
+            f"an integer >= {s['minimum']}" if s.get("type") == "integer" else repr(s.get("const"))
+            for s in err.schema["oneOf"]
+        )
+    # a schema `title` says in words what a pattern or a combination of types requires
+    return err.schema.get("title") or err.message.replace("\n", " ")
+
+
+def error_line(schema: dict, cfg: dict) -> str | None:
+    """The first schema error of ``cfg`` as one line (the shallowest key first), or None."""
+    import jsonschema
+
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(cfg))
+    if not errors:
+        return None
+    err = min(errors, key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+    where = ".".join(str(p) for p in err.absolute_path)
+    if err.validator == "additionalProperties":
+        known = sorted(err.schema.get("properties", {}))
+        extra = sorted(set(err.instance) - set(known))
+        prefix = f"{where}." if where else ""
+        return f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})"
+    return f"config error: {where} = {json.dumps(err.instance)}: {_reason(err)}"
+
+
+def check_config(cfg: dict, schema_path) -> dict:
+    """Validate ``cfg`` in place and fill in defaults; ``ConfigError`` (one line) on the first error."""
+    import yaml
+
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    line = error_line(schema, cfg)
+    if line:
+        raise ConfigError(line)
+    apply_defaults(schema, cfg)
+    return cfg

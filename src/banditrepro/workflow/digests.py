@@ -1,0 +1,214 @@
+"""What each job's bytes derive from, as short hashes in its params: an edit reruns exactly the jobs it affects.
+
+Code is covered by import closures computed from the sources, not by hand-written file lists (issue 16: CCB,
+IF, QSA and SCB import ``randint`` from another module, which a list had missed). ``closure`` walks the
+package's sources statically (``ast``): ``import a.b``, ``from a import b`` (b a submodule or a name),
+relative imports and imports inside functions, plus the ``__init__`` of every package on the way. What a
+job runs but the walk cannot see — the registry's lazy ``importlib`` of a kernel module, a figure kind's
+drawer — is named by its entry module:
+
+    cell     closure(kernel module of the algorithm) | closure(banditrepro.cell)
+    figure   closure(drawer module) | closure(banditrepro.figures, not entering other kinds' drawer modules)
+    claims   closure of every claim test module (and banditrepro.claims)
+    summary, runtime table: closure(banditrepro.aggregate); report: closure(banditrepro.report)
+
+Code outside the package (a plugin's kernel) is covered by its file's bytes. The digests never import the
+modules they cover except to find an entry module's name (the algorithm registry, the drawers).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+PACKAGE = "banditrepro"
+ROOT = Path(__file__).resolve().parents[1]  # src/banditrepro of the checkout this module was imported from
+
+CELL = "banditrepro.cell"
+FIGURES = "banditrepro.figures"
+CLAIMS = "banditrepro.claims"
+SUMMARY = "banditrepro.aggregate"
+REPORT = "banditrepro.report"
+
+
+def digest(obj) -> str:
+    """Short hash of a JSON-able value (dict keys sorted)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def bytes_digest(path) -> str:
+    """Short hash of a file's bytes; "absent" if it does not exist."""
+    p = Path(path)
+    return hashlib.sha256(p.read_bytes()).hexdigest()[:16] if p.is_file() else "absent"
+
+
+# --- the static import graph of the package -------------------------------------------------------------
+
+
+def module_file(module: str, root: Path = ROOT) -> Path | None:
+    """Source file of a package module (``banditrepro.a.b`` -> a/b.py or a/b/__init__.py), or None."""
+    parts = module.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = root.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py") if len(parts) > 1 else None, base / "__init__.py"):
+        if cand is not None and cand.is_file():
+            return cand
+    return None
+
+
+def _parents(module: str) -> list[str]:
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def imports(module: str, root: Path = ROOT) -> set[str]:
+    """Package modules ``module``'s source imports anywhere in its body, with the packages they live in."""
+    path = module_file(module, root)
+    if path is None:
+        return set()
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the module's package, one level up per extra dot
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            found.add(base)
+            # `from a import b`: b is a submodule if it has a source file, else a name defined in a
+            found.update(f"{base}.{a.name}" for a in node.names if module_file(f"{base}.{a.name}", root))
+    found = {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+    for m in list(found):
+        found.update(_parents(m))
+    return {m for m in found if module_file(m, root) and m != module}
+
+
+@functools.cache
+def _imports_cached(module: str, root: Path) -> frozenset[str]:
+    return frozenset(imports(module, root))
+
+
+def closure(modules, root: Path = ROOT, exclude=()) -> list[str]:
+    """Every package module that importing ``modules`` executes (transitively), sorted; the walk does not
+    enter the modules in ``exclude`` (nor list them, unless they are among ``modules``)."""
+    todo = [m for m in modules if module_file(m, root)]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo.extend(_parents(m))
+        todo.extend(n for n in _imports_cached(m, root) if n not in seen and n not in exclude)
+    return sorted(m for m in seen if module_file(m, root))
+
+
+def source_digest(modules, root: Path = ROOT, exclude=()) -> str:
+    """Hash of the sources of ``closure(modules)``: names relative to the package, then bytes."""
+    h = hashlib.sha256()
+    for m in closure(modules, root, exclude):
+        path = module_file(m, root)
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def object_code(obj, root: Path = ROOT) -> tuple[list[str], list[str]]:
+    """(package modules, outside files) of the function ``obj``: its module if it is in the package,
+    else the file it was loaded from (a plugin), whose bytes are hashed."""
+    name = getattr(obj, "__module__", "") or ""
+    if name.split(".")[0] == PACKAGE and module_file(name, root):
+        return [name], []
+    path = getattr(sys.modules.get(name), "__file__", None)
+    return [], [bytes_digest(path)] if path else []
+
+
+# --- entry modules of the jobs (the one place that knows where drawers and claim tests live) -------------
+
+
+def drawer_module(kind: str) -> str:
+    """Module of the function that draws figures of ``kind`` (registered by a paper package)."""
+    from banditrepro.figures.registry import drawer
+
+    return drawer(kind).__module__
+
+
+def drawer_modules() -> set[str]:
+    from banditrepro import papers
+    from banditrepro.figures.registry import DRAWERS
+
+    papers.load()
+    return {drawer_module(k) for k in DRAWERS}
+
+
+def claim_modules() -> list[str]:
+    """Modules of every registered claim test, and the claims engine."""
+    from banditrepro import papers
+    from banditrepro.claims.registry import TESTS
+
+    papers.load()
+    return sorted({CLAIMS, *(fn.__module__ for fn in TESTS.values())})
+
+
+# --- the digests of the jobs ------------------------------------------------------------------------------
+
+
+@functools.cache
+def cell_code(algo: str, root: Path = ROOT) -> str:
+    """Digest of the code one cell runs: its kernel module's closure and cell.py's (the registry imports
+    kernels lazily, so cell.py's closure alone misses them)."""
+    from banditrepro import algorithms
+
+    own, outside = object_code(algorithms.get(algo.split("+")[0]).run, root)
+    return digest([source_digest([CELL, *own], root), outside])
+
+
+def figure_code(kind: str, root: Path = ROOT) -> str:
+    """Digest of a figure kind's drawing code: the engine (not entering other kinds' drawers) and its drawer."""
+    from banditrepro import papers
+    from banditrepro.figures.registry import DRAWERS
+
+    papers.load()
+    if kind not in DRAWERS:
+        return source_digest([FIGURES], root)
+    draw = DRAWERS[kind][1]
+    own, outside = object_code(draw, root)
+    others = drawer_modules() - set(own) - {FIGURES}
+    return digest([source_digest([FIGURES, *own], root, exclude=others), outside])
+
+
+def claims_code(root: Path = ROOT) -> str:
+    return source_digest(claim_modules(), root)
+
+
+def summary_code(root: Path = ROOT) -> str:
+    return source_digest([SUMMARY], root)
+
+
+def report_code(root: Path = ROOT) -> str:
+    return source_digest([REPORT], root)
+
+
+def figure_spec(fig) -> dict:
+    """The manifest entry a figure draws from: everything but its claims (claims have their own job)."""
+    from dataclasses import asdict
+
+    d = asdict(fig)
+    d.pop("claims")
+    return d
+
+
+def figure_digest(fig, root: Path = ROOT) -> str:
+    return digest([figure_spec(fig), figure_code(fig.kind, root)])
+
+
+def claims_digest(figures, root: Path = ROOT) -> str:
+    return digest([[f.stem, list(f.claims)] for f in figures if f.claims] + [claims_code(root)])

@@ -1,0 +1,39 @@
+"""Finished runs shared by the end-to-end workflow tests (each built once per session, in a tmp copy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, copy_project, smk, tree_digest
+
+PAPER_LIKE = """# a small stand-in for the paper config: default results_dir (results/), its own seed
+papers: [c2b]
+runs: 2
+max_horizon: 300
+base_seed: 11
+data_mirrors: [{mirror}]
+"""
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory):
+    """A copy of the project (code, config, profiles) holding a finished small paper-like run in results/."""
+    if not MIRROR.is_dir():
+        pytest.skip("offline data mirror ../shared/data not present")
+    proj = copy_project(tmp_path_factory.mktemp("e2e") / "project")
+    (proj / "paper.yaml").write_text(PAPER_LIKE.format(mirror=MIRROR))
+    r = smk("--configfile", "paper.yaml", "--cores", "2", cwd=proj)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    # the default profile is quiet: a progress line, not a block per job
+    assert "jobs done (100 %)" in r.stderr and len((r.stdout + r.stderr).splitlines()) < 120
+    assert (proj / "results/claims.csv").exists() and (proj / "results/cells/seed11").is_dir()
+    return proj
+
+
+@pytest.fixture(scope="session")
+def test_run(project):
+    """The test config run beside the paper-like results, in the same checkout."""
+    before = tree_digest(project / "results")
+    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    return project, before

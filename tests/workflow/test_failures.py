@@ -1,0 +1,46 @@
+"""What a user sees when a run stops, end to end in a copy of the finished paper-like run: a failed job's reason
+beside its failure line (issue 17 item 4), and a Ctrl-C that ends with how to resume (item 9)."""
+
+import signal
+import subprocess
+import time
+
+import pytest
+
+from banditrepro.datasets.catalog import load_catalog
+from banditrepro.layout import Layout
+from banditrepro.workflow.progress import INTERRUPTED
+from tests.workflow.common import SNAKEMAKE, clone, smk
+
+pytestmark = pytest.mark.workflow
+
+
+def test_an_edited_raw_file_shows_the_checksum_error(project, tmp_path):
+    copy = clone(project, tmp_path / "copy")
+    dataset = "six-rankers"
+    raw = Layout().raw_file(load_catalog(copy / "config/datasets.yaml").raw_inputs(dataset)[0])
+    with open(copy / raw, "ab") as f:
+        f.write(b"\n0.5\n")  # an edit after download: newer than the prepared instance, so it is prepared again
+    r = smk("--configfile", "paper.yaml", "--cores", "2", Layout().prepared_file(dataset), cwd=copy)
+    assert r.returncode != 0
+    failed = [ln for ln in r.stderr.splitlines() if ln.startswith("banditrepro: job failed")]
+    assert len(failed) == 1 and "prepare_dataset" in failed[0] and "checksum" in failed[0], r.stderr[-3000:]
+
+
+def test_ctrl_c_ends_with_how_to_resume(project, tmp_path):
+    copy = clone(project, tmp_path / "copy")
+    cmd = [*SNAKEMAKE, "-s", str(copy / "Snakefile"), "--configfile", "paper.yaml", "--cores", "2",
+           "--config", "results_dir=results/interrupted"]
+    p = subprocess.Popen(cmd, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = p.stderr.readline()
+        lines.append(line)
+        if "jobs done" in line:  # the first progress line: jobs are running
+            break
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    tail = [ln for ln in ("".join(lines) + err).splitlines() if ln.strip()]
+    assert p.returncode != 0
+    assert INTERRUPTED in tail[-1], tail[-10:]

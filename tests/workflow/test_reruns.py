@@ -1,0 +1,63 @@
+"""What reruns after an edit, end to end in copies of the finished session runs (tests/workflow/conftest.py):
+a shared helper's body (digests from import closures, issue 16) and more runs per cell (issue 17 item 5)."""
+
+import importlib
+import re
+from pathlib import Path
+
+import pytest
+
+from banditrepro import algorithms
+from banditrepro.workflow import digests
+from tests.workflow.common import MIRROR_ARG, TEST_CELLS, TEST_CONFIG, clone, edit_function, job_counts, smk
+
+pytestmark = pytest.mark.workflow
+
+
+def scheduled_cells(out: str) -> set[str]:
+    """Cell keys of the simulate jobs a dry run with `--quiet host` lists (one block per job)."""
+    return set(re.findall(r"wildcards: cell=(\S+)", out))
+
+
+def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, tmp_path):
+    copy = clone(test_run[0], tmp_path / "copy")
+    helper = importlib.import_module("banditrepro.algorithms.ccb").randint.__module__
+    src = copy / "src"
+    edit_function(digests.module_file(helper, src / "banditrepro"), "randint")
+    r = smk("-n", "--quiet", "host", "--configfile", TEST_CONFIG, *MIRROR_ARG, cwd=copy)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    algos = {cell.split("/")[2].split("+")[0] for cell in scheduled_cells(out)}
+    users = {n for n in algorithms.names()
+             if helper in digests.closure([algorithms.get(n).run.__module__, digests.CELL])}
+    assert {"ccb", "if", "qsa", "scb"} <= algos
+    assert algos <= users and "c2b" not in algos, algos
+    # the profile's quiet dry run prints its job table once (Snakemake prints it before and after)
+    r = smk("-n", "--configfile", TEST_CONFIG, *MIRROR_ARG, cwd=copy)
+    out = r.stdout + r.stderr
+    assert out.count("Job stats") == 1 and job_counts(out).get("summarize_cell"), out[-3000:]
+
+
+def _run_files(folder: Path) -> dict[Path, tuple[int, int]]:
+    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.rglob("run*.npz")}
+
+
+def test_more_runs_compute_only_the_new_runs(project, tmp_path):
+    copy = clone(project, tmp_path / "copy")
+    cells = copy / "results/cells/seed11"
+    before = _run_files(cells)
+    assert before and all(p.name in ("run0.npz", "run1.npz") for p in before)
+    r = smk("--configfile", "paper.yaml", "--config", "runs=3", "--cores", "2", cwd=copy)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    after = _run_files(cells)
+    assert {p: after[p] for p in before} == before  # runs 0 and 1: same inode, same mtime
+    new = set(after) - set(before)
+    assert new and all(p.name == "run2.npz" for p in new)
+    assert len(new) == len({p.parent for p in before})  # one new run per cell
+    # the finished runs are now grouped differently (0-2 together): that reruns nothing
+    r = smk("-n", "--configfile", "paper.yaml", "--config", "runs=3", cwd=copy)
+    assert "Nothing to be done" in r.stdout + r.stderr, job_counts(r.stdout + r.stderr)
+
+
+def test_test_config_cells_exist(test_run):
+    assert (test_run[0] / TEST_CELLS).is_dir()
