@@ -149,7 +149,8 @@ def test_ws_w_reference_agreement(simulate, mslr5):
     previous pair) gives z = −0.38 / −0.39, one that prefers j_{t−1} over i_{t−1} z = −1.0 / +1.3 (100 runs vs
     1000), and an iteration threshold one lower (−(ℓ+1)) z = −1.3 / −1.8 / −0.75 (200 vs 800): on MSLR5 the
     law of the weak regret hardly depends on these details. They are pinned draw for draw by
-    tests/test_alg_winner_stays.py (kernel = literal Alg. 1 trace); this test guards the law of the whole run.
+    tests/algorithms/test_alg_winner_stays.py (kernel = literal Alg. 1 trace); this test guards the law of the
+    whole run.
     """
     T, n_ref, n_prod = 5000, 200, 800
     meters, _ = reference(ws_w, "ws-w", mslr5.P.tolist(), T, n_ref)

@@ -3,7 +3,7 @@
 Each module re-reads one algorithm from its paper (the paper texts, or docs/decisions.md#c2b-baselines for the
 library baselines RUCB and RMED1) together with the decisions of docs/decisions.md, with the paper's step
 numbers in comments. Nothing here imports a production kernel: the point is an independent reading that
-the agreement tests (tests/test_reference_agreement.py) compare with the production code path in
+the agreement tests (tests/algorithms/test_reference_agreement.py) compare with the production code path in
 distribution (mean final regret over seeds), so any kernel change that alters behaviour fails CI.
 
 Shared conventions (the only things read from the production code): a duel (i, j) is won by i with

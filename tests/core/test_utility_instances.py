@@ -17,7 +17,7 @@ from banditrepro.instances import PreferenceMatrix, UtilityModel
 from banditrepro.papers.winner_stays.figures import top_gap_stats
 from banditrepro.seeds import cell_seed_sequence, instance_seed_sequence
 
-CATALOG = Path(__file__).resolve().parents[1] / "config" / "datasets.yaml"
+CATALOG = Path(__file__).resolve().parents[2] / "config" / "datasets.yaml"
 SEED = 12345
 
 

@@ -52,7 +52,7 @@ def test_bad_matrix_file(tmp_path, content, message):
 def test_missing_dataset_names_the_fix(tmp_path):
     from pathlib import Path
 
-    catalog = str(Path(__file__).resolve().parents[1] / "config" / "datasets.yaml")
+    catalog = str(Path(__file__).resolve().parents[2] / "config" / "datasets.yaml")
     r = cli("simulate", "--algorithm", "rucb", "--dataset", "sushi16", "--horizon", "5", "--catalog", catalog,
             "--prepared-dir", str(tmp_path), "--out", str(tmp_path / "c.npz"))
     assert r.returncode == 2 and "not prepared" in r.stderr and "banditrepro prepare sushi16" in r.stderr
@@ -83,7 +83,7 @@ def test_simulate_writes_identical_bytes_for_the_same_cell(tmp_path, matrix_file
 def test_datasets_command_lists_network_needs(tmp_path):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     r = cli("datasets", "--catalog", str(root / "config/datasets.yaml"), "--prepared-dir", str(tmp_path),
             "--mirror", str(root.parent / "shared" / "data"))
     assert r.returncode == 0
@@ -173,7 +173,7 @@ def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_pat
 
 
 # ------------------------------------------------------------------ the project folder
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 def _cli_env(*args, cwd, project_env=None):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DECISIONS = ROOT / "docs" / "decisions.md"
 LINK = re.compile(r"docs/decisions\.md#([\w-]+)")
 
@@ -59,3 +59,28 @@ def test_citation_file_parses_and_lists_the_three_papers():
     for word in ("Batched", "Weak Regret", "Thompson Sampling"):
         assert word in titles
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+# a path in backticks under a top-level folder of the project, e.g. `tests/workflow/test_slurm.py`
+PATH_IN_TEXT = re.compile(r"`((?:src|tests|workflow|config|profiles|benchmarks|examples|envs|docs|ci)/[^`\s]*)`")
+
+
+def stale_paths(text: str) -> list[str]:
+    """Backticked project paths that exist neither from the project root nor inside src/banditrepro/
+    (docs name package modules as `workflow/plan.py`); templates (`<dataset>`, `*`, `{png,pdf}`) are skipped."""
+    stale = []
+    for m in PATH_IN_TEXT.finditer(text):
+        path = m.group(1).split("::")[0].rstrip("/")
+        if any(c in path for c in "<*{") or (ROOT / path).exists() or (ROOT / "src/banditrepro" / path).exists():
+            continue
+        stale.append(path)
+    return stale
+
+
+def test_stale_paths_are_found():
+    assert stale_paths("see `tests/test_workflow.py` and `tests/workflow/test_slurm.py`") == ["tests/test_workflow.py"]
+
+
+def test_readme_and_docs_name_only_files_that_exist():
+    for path in [ROOT / "README.md", *ROOT.glob("docs/*.md")]:
+        assert stale_paths(path.read_text()) == [], path.name

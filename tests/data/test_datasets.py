@@ -10,7 +10,7 @@ from banditrepro.datasets import derive
 from banditrepro.datasets.catalog import load_catalog, load_prepared
 from banditrepro.datasets.fetch import fetch, git_blob_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT.parent / "shared" / "data"
 CATALOG = ROOT / "config" / "datasets.yaml"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="offline data mirror ../shared/data not present")

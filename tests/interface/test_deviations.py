@@ -10,7 +10,7 @@ from banditrepro import ReproError
 from banditrepro.deviations import load_deviations, validate
 from banditrepro.manifest import load_manifest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = """
 t:
   title: t

@@ -28,7 +28,7 @@ from banditrepro.instances import load_matrix_text
 from banditrepro.limits import MAX_HORIZON
 from tests.conftest import SIX_RANKERS
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CATALOG = ROOT / "config" / "datasets.yaml"
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -27,7 +27,7 @@ from banditrepro.regret import regret_table
 from tests.conftest import SIX_RANKERS
 from tests.helpers import played_pairs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIRROR = ROOT.parent / "shared" / "data"
 CATALOG = ROOT / "config" / "datasets.yaml"
 EXAMPLE = ROOT / "examples" / "plugin"

@@ -16,7 +16,7 @@ from banditrepro.report import build_reproduction, load_deviations
 from tests.claim_data import noisy, write_runs
 from tests.helpers import layout_at
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = """
 t:
   title: t
