@@ -231,10 +231,14 @@ def draw_bounds(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     Ts = np.unique(np.geomspace(max(10.0, panel.horizon / 1e4), panel.horizon, 60))
     vals = np.array([[(r.regret, r.eta) for r in pv.regret_bounds_table(T, mu, **p)] for T in Ts])
     labels = [r.algorithm for r in pv.regret_bounds_table(panel.horizon, mu, **p)]
-    colors = _shades(_ROW_NAMES)
+    # one shade per row, clearly apart; the DP-TS-UCB rows (the option's α, 0, 1) drawn and listed by α
+    colors = [c for n in dict.fromkeys(_ROW_NAMES) for c in plotting.spread_shades(n, _ROW_NAMES.count(n))]
+    order = [0, 1, 2, 3] + sorted([4, 5, 6], key=lambda k: (p["alpha"], 0.0, 1.0)[k - 4])
+    colors = dict(zip(order, colors))
     mpl_fig, axes = plotting.subplots(1, 2, width=5.0, height=3.8)
     for j, (ax, what) in enumerate(zip(axes[0], ("regret bound (constants = 1)", "GDP parameter η (O-form)"))):
-        for k, label in enumerate(labels):
+        for k in order:
+            label = labels[k]
             style = "-" if _ROW_NAMES[k] == "dp-ts-ucb" else "--"
             y = vals[:, k, j]
             ok = y > 0
@@ -246,7 +250,7 @@ def draw_bounds(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         ax.set_xlabel("horizon T")
         ax.set_ylabel(what)
         ax.set_title(f"{'(a) regret bounds' if j == 0 else '(b) privacy'}; markers: T = {panel.horizon:,}")
-    axes[0, 0].legend(loc="upper left", fontsize=6)
+    axes[0, 0].legend(loc="upper left", fontsize=7)
     mpl_fig.suptitle(f"{fig.title} — {panel.dataset}", fontsize=11)
     plotting.save(mpl_fig, png, pdf)
 
@@ -449,6 +453,7 @@ def delta_epsilon_table(fig: Figure, status_dir, prepared_dir, root) -> pd.DataF
 
 def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     from matplotlib.ticker import LogLocator, NullLocator
+    from matplotlib.transforms import offset_copy
 
     from banditrepro import plotting
 
@@ -458,7 +463,9 @@ def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     n = len(panels)
     cols = min(4, n)
     rows = math.ceil(n / cols)
-    mpl_fig, axes = plotting.subplots(rows, cols, width=4.2, height=3.4)
+    # legends (7 pt, one line per configuration) go below their panels: each row grows by its longest one
+    longest = max(len(p.algorithms) for _, p in panels)
+    mpl_fig, axes = plotting.subplots(rows, cols, width=4.2, height=3.4 + 0.18 * longest)
     flat = axes.ravel()
     floor = 1e-12
     for ax, (_, panel) in zip(flat, panels):
@@ -478,16 +485,18 @@ def draw_delta_epsilon(fig: Figure, png, pdf, status_dir, prepared_dir, root):
             ax.plot(eps, d, "-" if ref.name == "dp-ts-ucb" else "--", color=col, lw=1.3,
                     label=f"{ref.label}: η = {pr['eta']:.4g}")
         ax.set(xscale="log", yscale="log", ylim=(floor, 2.0), xlabel="ε", ylabel="δ(ε)",
-               title=f"{panel.title}, T = {panel.horizon:,}")
+               title=f"{panel.title}\nT = {panel.horizon:,}")
         # few ticks: 8 + 12 decades of minor ticks make matplotlib's layout slow and the plot busy
         ax.xaxis.set_major_locator(LogLocator(numticks=6))
         ax.yaxis.set_major_locator(LogLocator(numticks=5))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.yaxis.set_minor_locator(NullLocator())
-        ax.legend(loc="lower left", fontsize=5.5)
+        ax.legend(loc="upper center", fontsize=7, bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=offset_copy(ax.transAxes, fig=mpl_fig, y=-0.45, units="inches"))
     for ax in flat[n:]:
         ax.set_visible(False)
-    mpl_fig.suptitle(fig.title, fontsize=11)
+    # a fixed 0.1 in from the top: the default y = 0.98 of a 14 in tall figure meets the panel titles
+    mpl_fig.suptitle(fig.title, fontsize=11, y=1 - 0.1 / mpl_fig.get_size_inches()[1])
     plotting.save(mpl_fig, png, pdf)
 
 
@@ -555,11 +564,13 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
         ax.errorbar(d.eps_at_delta, d.mean_final_regret, yerr=err, color=color, marker=markers[d.dp_kind.iloc[0]],
                     ms=4, lw=1.2, capsize=2, label=series)
-    for r in ok[ok.operating_point].itertuples():
+    notes = []  # placed left to right, top down: a label pushed aside then stays next to its own ring
+    for r in ok[ok.operating_point].sort_values(["eps_at_delta", "mean_final_regret"],
+                                                ascending=[True, False]).itertuples():
         ax.plot([r.eps_at_delta], [r.mean_final_regret], marker="o", ms=12, mfc="none", mec="black", mew=1.3,
                 ls="none", zorder=5)
-        ax.annotate(r.label, (r.eps_at_delta, r.mean_final_regret), textcoords="offset points", xytext=(6, 6),
-                    fontsize=6.5)
+        notes.append(ax.annotate(r.label, (r.eps_at_delta, r.mean_final_regret), textcoords="offset points",
+                                 xytext=(6, 6), fontsize=6.5))
     ax.plot([], [], marker="o", ms=10, mfc="none", mec="black", ls="none", label="the paper's operating points")
     ax.set(xscale="log", yscale="log", xlabel=f"ε guaranteed at δ = {delta:g} (ε-DP algorithms: δ = 0)",
            ylabel="final regret R(T), mean and 95 % CI")
@@ -567,6 +578,11 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     ax.set_title(f"{fig.panels[0].title}, T = {T:,}", fontsize=9)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=True)  # outside: no point hidden
     mpl_fig.suptitle(fig.title, fontsize=10)
+    # labels of near points (equal privacy means equal ε) go beside, below or left of their ring, apart
+    mpl_fig.tight_layout()
+    plotting.place_apart(mpl_fig, notes, [(6, 6, "left"), (-6, 6, "right"), (6, -15, "left"), (-6, -15, "right"),
+                                          (6, 16, "left"), (-6, 16, "right"), (6, -25, "left"), (-6, -25, "right")],
+                         within=ax.get_window_extent())
     plotting.save(mpl_fig, png, pdf)
 
 
