@@ -564,11 +564,11 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
         err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
         ax.errorbar(d.eps_at_delta, d.mean_final_regret, yerr=err, color=color, marker=markers[d.dp_kind.iloc[0]],
                     ms=4, lw=1.2, capsize=2, label=series)
-    notes = []  # placed left to right, top down: a label pushed aside then stays next to its own ring
+    notes, rings = [], []  # placed left to right, top down: a label pushed aside then stays next to its ring
     for r in ok[ok.operating_point].sort_values(["eps_at_delta", "mean_final_regret"],
                                                 ascending=[True, False]).itertuples():
-        ax.plot([r.eps_at_delta], [r.mean_final_regret], marker="o", ms=12, mfc="none", mec="black", mew=1.3,
-                ls="none", zorder=5)
+        rings += ax.plot([r.eps_at_delta], [r.mean_final_regret], marker="o", ms=12, mfc="none", mec="black",
+                         mew=1.3, ls="none", zorder=5)
         notes.append(ax.annotate(r.label, (r.eps_at_delta, r.mean_final_regret), textcoords="offset points",
                                  xytext=(6, 6), fontsize=6.5))
     ax.plot([], [], marker="o", ms=10, mfc="none", mec="black", ls="none", label="the paper's operating points")
@@ -578,11 +578,14 @@ def draw_frontier(fig: Figure, png, pdf, status_dir, prepared_dir, root):
     ax.set_title(f"{fig.panels[0].title}, T = {T:,}", fontsize=9)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=True)  # outside: no point hidden
     mpl_fig.suptitle(fig.title, fontsize=10)
-    # labels of near points (equal privacy means equal ε) go beside, below or left of their ring, apart
+    # labels of near points (equal privacy means equal ε) go beside, below or left of their ring, clear of the
+    # labels placed before them and of the other rings
     mpl_fig.tight_layout()
-    plotting.place_apart(mpl_fig, notes, [(6, 6, "left"), (-6, 6, "right"), (6, -15, "left"), (-6, -15, "right"),
-                                          (6, 16, "left"), (-6, 16, "right"), (6, -25, "left"), (-6, -25, "right")],
-                         within=ax.get_window_extent())
+    for k, note in enumerate(notes):
+        plotting.place_apart(mpl_fig, [note], [(6, 6, "left"), (-6, 6, "right"), (6, -15, "left"),
+                                               (-6, -15, "right"), (6, 16, "left"), (-6, 16, "right"),
+                                               (6, -25, "left"), (-6, -25, "right")],
+                             fixed=notes[:k] + rings[:k] + rings[k + 1:], within=ax.get_window_extent())
     plotting.save(mpl_fig, png, pdf)
 
 
