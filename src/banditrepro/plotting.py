@@ -23,11 +23,52 @@ def color_for(name: str, variant: int = 0, n_variants: int = 1):
     return shades[variant]
 
 
+def spread_shades(name: str, n: int) -> list:
+    """``n`` clearly different shades of the algorithm's colour, light to dark (``color_for``'s shades of a
+    light palette look alike from three variants on)."""
+    from banditrepro import algorithms
+
+    base = algorithms.get(name).line_colour
+    if n <= 1:
+        return [base]
+    light, dark = sns.light_palette(base, n_colors=3)[1], sns.dark_palette(base, n_colors=3)[1]
+    return sns.blend_palette([light, base, dark], n_colors=n)
+
+
+def place_apart(fig, texts, offsets, fixed=(), within=None) -> None:
+    """Give each annotation of ``texts`` (in order) the first of ``offsets`` — (dx, dy, ha), points from its
+    anchor — at which it keeps 2 pt from the annotations placed before it and from the ``fixed`` artists
+    (and lies inside the pixel box ``within``); else the offset with the fewest clashes. Boxes are measured
+    in the current layout: call it after ``fig.tight_layout()``."""
+    taken = [a.get_window_extent() for a in fixed]
+    pad = fig.dpi / 72
+
+    def clashes(box):
+        outside = within is not None and not (within.x0 <= box.x0 and box.x1 <= within.x1
+                                               and within.y0 <= box.y0 and box.y1 <= within.y1)
+        return outside + sum(box.padded(pad).overlaps(b.padded(pad)) for b in taken)
+
+    for t in texts:
+        scored = []
+        for dx, dy, ha in offsets:
+            t.xyann = (dx, dy)
+            t.set_ha(ha)
+            scored.append((clashes(t.get_window_extent()), (dx, dy, ha)))
+            if scored[-1][0] == 0:
+                break
+        dx, dy, ha = min(scored, key=lambda s: s[0])[1]
+        t.xyann = (dx, dy)
+        t.set_ha(ha)
+        taken.append(t.get_window_extent())
+
+
 def setup():
     """The project's style (global rcParams): applied once, when this module is first imported."""
     sns.set_theme(style="whitegrid", context="paper", font_scale=1.0)
+    # plain tick numbers up to 10^8 (horizons reach 10^7): no "1e6" offset beside one panel's axis
     matplotlib.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titlesize": 10,
-                                "legend.fontsize": 8})
+                                "legend.fontsize": 8, "axes.formatter.useoffset": False,
+                                "axes.formatter.limits": (-5, 9)})
 
 
 setup()
@@ -69,6 +110,28 @@ def save_with_legend(fig, legend: dict, png: str, pdf: str, max_cols: int, **leg
     save(fig, png, pdf, rect=(0, (0.2 + 0.22 * lines) / height, 1, 1))
 
 
+def _thin_crowded_ticks(fig) -> bool:
+    """Fewer ticks on an auto-located axis whose tick labels come within 2 pt of each other (plain numbers
+    are long: 10000000 at T = 10^7); axes whose labels stand apart keep their ticks. True if any changed."""
+    from matplotlib.ticker import MaxNLocator
+
+    pad = fig.dpi / 72
+    changed = False
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            loc = axis.get_major_locator()
+            while ax.get_visible() and isinstance(loc, MaxNLocator):
+                lo, hi = sorted(axis.get_view_interval())
+                locs = axis.get_majorticklocs()
+                boxes = [t.get_window_extent().padded(pad) for t, x in zip(axis.get_majorticklabels(), locs)
+                         if lo <= x <= hi and t.get_text()]
+                if len(boxes) < 3 or not any(a.overlaps(b) for a, b in zip(boxes, boxes[1:])):
+                    break
+                loc.set_params(nbins=len(boxes) - 2)
+                changed = True
+    return changed
+
+
 def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
     """Write PNG and PDF atomically (the PDF without a creation date). ``rect`` keeps room for a figure
     legend; ``tight=False`` (colour-bar layouts) crops with ``bbox_inches="tight"`` instead."""
@@ -76,6 +139,8 @@ def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
 
     _wrap_title(fig)
     if tight:
+        fig.tight_layout(rect=rect)
+    if _thin_crowded_ticks(fig) and tight:
         fig.tight_layout(rect=rect)
     for path, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(path) as tmp:

@@ -15,7 +15,7 @@ from banditrepro.claims import TESTS, Context
 from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.manifest import load_manifest
 from banditrepro.papers.dp_ts_ucb import privacy as pv
-from banditrepro.papers.dp_ts_ucb.figures import frontier_table
+from banditrepro.papers.dp_ts_ucb.studies import frontier_table
 from banditrepro.papers.winner_stays.figures import beta_table
 from banditrepro.verdicts import argmin_interval
 from tests.helpers import layout_at, summary_file

@@ -34,7 +34,8 @@ GROUP = "banditrepro.papers"
 BUILTIN = {
     "c2b": ("banditrepro.papers.c2b.figures", "banditrepro.papers.c2b.claims"),
     "winner-stays": ("banditrepro.papers.winner_stays.figures", "banditrepro.papers.winner_stays.claims"),
-    "dp-ts-ucb": ("banditrepro.papers.dp_ts_ucb.figures", "banditrepro.papers.dp_ts_ucb.claims"),
+    "dp-ts-ucb": ("banditrepro.papers.dp_ts_ucb.figures", "banditrepro.papers.dp_ts_ucb.studies",
+                  "banditrepro.papers.dp_ts_ucb.claims"),
 }
 _LOCK = threading.RLock()
 _loaded: dict[str, tuple[str, ...]] | None = None

@@ -22,7 +22,7 @@ from banditrepro.claims.context import NotRun
 from banditrepro.claims.parts import Part, fmt, fmt_iv, outcome
 from banditrepro.claims.registry import test
 from banditrepro.papers.dp_ts_ucb import privacy as pv
-from banditrepro.papers.dp_ts_ucb.figures import EPS_AT_DELTA
+from banditrepro.papers.dp_ts_ucb.studies import EPS_AT_DELTA
 from banditrepro.verdicts import Interval, Outcome, exact
 
 

@@ -15,10 +15,7 @@ Manifest options (``options:`` of a figure, read as ``fig.extra``):
   The c values are numbers in the manifest computed for ``design_horizon`` (the paper's T = 10^6), so a
   capped test horizon runs the same configurations (their η at the capped T is what the table reports).
 - table1 (``dp-bounds-table``): ``alpha``, ``b``, ``c``, ``gamma`` of the parametrised rows of Table 1.
-- delta-epsilon (``dp-delta-epsilon``): ``eps_points`` (ε at which δ(ε) is tabulated), ``delta_points``
-  (δ at which ε(δ) is tabulated), ``eps_range`` ([lo, hi] of the plotted ε axis).
-- regret-vs-epsilon (``dp-frontier``): ``delta`` (δ at which every GDP line's ε is read), ``operating_points``
-  (keys of the paper's own configurations, marked).
+- the kinds of the studies beyond the paper (delta-epsilon, regret-vs-epsilon): ``studies.py``.
 
 Panels whose horizons collapse under ``max_horizon`` (same horizon and same lines) are drawn and tabulated once.
 """
@@ -93,7 +90,7 @@ def _load(panel: Panel, ref: AlgoRef, layout: Layout):
     return load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
 
 
-def _shades(names: list[str]):
+def line_shades(names: list[str]):
     from banditrepro import plotting
 
     counts = Counter(names)
@@ -165,10 +162,14 @@ def draw_bounds(fig: Figure, png, pdf, layout: Layout):
     Ts = np.unique(np.geomspace(max(10.0, panel.horizon / 1e4), panel.horizon, 60))
     vals = np.array([[(r.regret, r.eta) for r in pv.regret_bounds_table(T, mu, **p)] for T in Ts])
     labels = [r.algorithm for r in pv.regret_bounds_table(panel.horizon, mu, **p)]
-    colors = _shades(_ROW_NAMES)
+    # one shade per row, clearly apart; the DP-TS-UCB rows (the option's α, 0, 1) drawn and listed by α
+    colors = [c for n in dict.fromkeys(_ROW_NAMES) for c in plotting.spread_shades(n, _ROW_NAMES.count(n))]
+    order = [0, 1, 2, 3] + sorted([4, 5, 6], key=lambda k: (p["alpha"], 0.0, 1.0)[k - 4])
+    colors = dict(zip(order, colors))
     mpl_fig, axes = plotting.subplots(1, 2, width=5.0, height=3.8)
     for j, (ax, what) in enumerate(zip(axes[0], ("regret bound (constants = 1)", "GDP parameter η (O-form)"))):
-        for k, label in enumerate(labels):
+        for k in order:
+            label = labels[k]
             style = "-" if _ROW_NAMES[k] == "dp-ts-ucb" else "--"
             y = vals[:, k, j]
             ok = y > 0
@@ -180,7 +181,7 @@ def draw_bounds(fig: Figure, png, pdf, layout: Layout):
         ax.set_xlabel("horizon T")
         ax.set_ylabel(what)
         ax.set_title(f"{'(a) regret bounds' if j == 0 else '(b) privacy'}; markers: T = {panel.horizon:,}")
-    axes[0, 0].legend(loc="upper left", fontsize=6)
+    axes[0, 0].legend(loc="upper left", fontsize=7)
     mpl_fig.suptitle(f"{fig.title} — {panel.dataset}", fontsize=11)
     plotting.save(mpl_fig, png, pdf)
 
@@ -206,7 +207,7 @@ def draw_privacy_regret(fig: Figure, png, pdf, layout: Layout):
     mpl_fig, axes = plotting.subplots(1, 3, width=4.4, height=3.6)
     ax_eta, ax_reg, ax_sc = axes[0]
     keys = list(dict.fromkeys(df.algorithm))
-    colors = dict(zip(keys, _shades([df[df.algorithm == k].name.iloc[0] for k in keys])))
+    colors = dict(zip(keys, line_shades([df[df.algorithm == k].name.iloc[0] for k in keys])))
     Tmin, Tmax = df.horizon.min(), df.horizon.max()
     Tc = np.geomspace(max(Tmin, 2), max(Tmax, 3), 100)
     for key in keys:
@@ -240,7 +241,7 @@ def draw_privacy_regret(fig: Figure, png, pdf, layout: Layout):
 
 def _pair_plot(ax, df, column, lo=None, hi=None):
     names = list(dict.fromkeys(df.name))
-    for name, col in zip(names, _shades(names)):
+    for name, col in zip(names, line_shades(names)):
         d = df[(df.name == name) & df[column].notna()].sort_values("alpha")
         if d.empty:
             continue
@@ -302,7 +303,7 @@ def draw_dp_curves(fig: Figure, png, pdf, layout: Layout):
         names = [r.name for r in panel.algorithms]
         counts = Counter(names)
         seen = Counter()
-        for ref, col in zip(panel.algorithms, _shades(names)):
+        for ref, col in zip(panel.algorithms, line_shades(names)):
             s = _load(panel, ref, layout)
             style = _STYLES[seen[ref.name] % len(_STYLES)] if counts[ref.name] > 1 else "-"
             seen[ref.name] += 1
@@ -333,167 +334,8 @@ def b_selection_table(fig: Figure, layout: Layout) -> pd.DataFrame:
     return df
 
 
-# ---------------------------------------------------------------------------------------------------
-# delta-epsilon (beyond the paper): δ(ε) of every configuration
-
-
-def _eps_options(fig: Figure):
-    eps_points = [float(e) for e in fig.extra.get("eps_points", [0.5, 1.0, 2.0, 5.0, 10.0])]
-    delta_points = [float(d) for d in fig.extra.get("delta_points", [1e-5])]
-    pv._positive("epsilon", np.asarray(eps_points))
-    for d in delta_points:
-        if not 0 < d < 1:
-            raise ReproError(f"{fig.stem}: delta_points must lie in (0, 1), got {d:g}")
-    return eps_points, delta_points
-
-
-def delta_epsilon_table(fig: Figure, layout: Layout) -> pd.DataFrame:
-    eps_points, delta_points = _eps_options(fig)
-    df = lines_table(fig, layout)
-    for e in eps_points:
-        col = []
-        for eta, e0 in zip(df.eta, df.epsilon):
-            if eta == eta:
-                col.append(pv.delta_of_epsilon(e, eta))
-            else:  # (ε0, 0)-DP gives δ = 0 from ε0 on; below ε0 this table states no bound
-                col.append(0.0 if e >= e0 else np.nan)
-        df[f"delta_at_eps_{e:g}"] = col
-    for d in delta_points:
-        df[f"eps_at_delta_{d:g}"] = [pv.epsilon_at_delta(d, eta) if eta == eta else e0
-                                     for eta, e0 in zip(df.eta, df.epsilon)]
-    return df
-
-
-def draw_delta_epsilon(fig: Figure, png, pdf, layout: Layout):
-    from matplotlib.ticker import LogLocator, NullLocator
-
-    from banditrepro import plotting
-
-    lo, hi = (float(x) for x in fig.extra.get("eps_range", [1e-2, 1e6]))
-    eps = np.geomspace(lo, hi, 300)
-    panels = unique_panels(fig)
-    n = len(panels)
-    cols = min(4, n)
-    rows = math.ceil(n / cols)
-    mpl_fig, axes = plotting.subplots(rows, cols, width=4.2, height=3.4)
-    flat = axes.ravel()
-    floor = 1e-12
-    for ax, (_, panel) in zip(flat, panels):
-        names = [r.name for r in panel.algorithms]
-        colors = _shades(names)
-        lap = 0
-        for ref, col in zip(panel.algorithms, colors):
-            pr = pv.line_privacy(ref, panel.horizon)
-            if pv.is_pure(ref):
-                ax.axvline(pr["epsilon"], color=col, lw=1.6, ls=(2 * lap, (2, 4)),
-                           label=f"{ref.label}: ({pr['epsilon']:g}, 0)-DP")
-                lap += 1
-                continue
-            if pr["eta"] != pr["eta"]:
-                continue
-            d = np.maximum(pv.delta_of_epsilon(eps, pr["eta"]), floor * 1e-3)
-            ax.plot(eps, d, "-" if ref.name == "dp-ts-ucb" else "--", color=col, lw=1.3,
-                    label=f"{ref.label}: η = {pr['eta']:.4g}")
-        ax.set(xscale="log", yscale="log", ylim=(floor, 2.0), xlabel="ε", ylabel="δ(ε)",
-               title=f"{panel.title}, T = {panel.horizon:,}")
-        # few ticks: 8 + 12 decades of minor ticks make matplotlib's layout slow and the plot busy
-        ax.xaxis.set_major_locator(LogLocator(numticks=6))
-        ax.yaxis.set_major_locator(LogLocator(numticks=5))
-        ax.xaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.legend(loc="lower left", fontsize=5.5)
-    for ax in flat[n:]:
-        ax.set_visible(False)
-    mpl_fig.suptitle(fig.title, fontsize=11)
-    plotting.save(mpl_fig, png, pdf)
-
-
-# ---------------------------------------------------------------------------------------------------
-# regret-vs-epsilon (beyond the paper): the privacy–regret frontier at one (ε, δ) scale
-#
-# Options: ``delta`` (the δ at which every GDP line's ε is read, Theorem 2.4 inverted; (ε, 0)-DP lines keep
-# their ε, δ = 0), ``operating_points`` (keys of the paper's own configurations, ringed and labelled).
-# Series: one per algorithm, M-TS-Gaussian split by its pre-pulls b; each series is joined in ε order.
-
-
-def frontier_series(ref: AlgoRef) -> str:
-    from banditrepro.algorithms import get
-
-    label = get(ref.name).label  # carries "(reconstructed)" where the algorithm is one
-    if ref.name == "m-ts-gaussian":
-        b = int(ref.params.get("b", 0))
-        return f"{label} (b=0) over c" if b == 0 else f"{label} (b={b})"
-    if ref.name == "dp-ts-ucb":
-        return f"{label} over α"
-    if pv.is_pure(ref):
-        return f"{label} over ε"
-    return label
-
-
-def frontier_delta(fig: Figure) -> float:
-    d = float(fig.extra.get("delta", 1e-5))
-    if not 0 < d < 1:
-        raise ReproError(f"{fig.stem}: options.delta must lie in (0, 1), got {d:g}")
-    return d
-
-
-EPS_AT_DELTA = "eps_at_delta"  # frontier column the claim tests read: ε of a line at the figure's δ
-
-
-def frontier_table(fig: Figure, layout: Layout) -> pd.DataFrame:
-    delta = frontier_delta(fig)
-    ops = set(fig.extra.get("operating_points", []))
-    unknown = ops - {r.key for p in fig.panels for r in p.algorithms}
-    if unknown:
-        raise ReproError(f"{fig.stem}: operating point {sorted(unknown)[0]!r} is not a line of the figure")
-    df = lines_table(fig, layout)
-    refs = {r.key: r for p in fig.panels for r in p.algorithms}
-    df["series"] = [frontier_series(refs[k]) for k in df.algorithm]
-    df["dp_kind"] = ["GDP" if eta == eta else "pure ε-DP" for eta in df.eta]
-    df["delta"] = [delta if eta == eta else 0.0 for eta in df.eta]
-    df[EPS_AT_DELTA] = [pv.epsilon_at_delta(delta, eta) if eta == eta else e0 for eta, e0 in zip(df.eta, df.epsilon)]
-    df["operating_point"] = df.algorithm.isin(ops)
-    return df
-
-
-def draw_frontier(fig: Figure, png, pdf, layout: Layout):
-    from banditrepro import plotting
-
-    df = frontier_table(fig, layout)
-    delta = frontier_delta(fig)
-    mpl_fig, axes = plotting.subplots(1, 1, width=10.0, height=5.2)
-    ax = axes[0, 0]
-    markers = {"GDP": "o", "pure ε-DP": "s"}
-    ok = df[df.status == "ok"]
-    for series, d in ok.groupby("series", sort=False):
-        d = d.sort_values("eps_at_delta")
-        name = d.name.iloc[0]
-        b = d.b.iloc[0]
-        mts = sorted({int(x) for x in ok[ok.name == "m-ts-gaussian"].b})  # M-TS-Gaussian: one shade per b
-        color = plotting.color_for(name, mts.index(int(b)), len(mts)) if name == "m-ts-gaussian" else \
-            plotting.color_for(name)
-        err = np.vstack([d.mean_final_regret - d.ci95_low, d.ci95_high - d.mean_final_regret])
-        ax.errorbar(d.eps_at_delta, d.mean_final_regret, yerr=err, color=color, marker=markers[d.dp_kind.iloc[0]],
-                    ms=4, lw=1.2, capsize=2, label=series)
-    for r in ok[ok.operating_point].itertuples():
-        ax.plot([r.eps_at_delta], [r.mean_final_regret], marker="o", ms=12, mfc="none", mec="black", mew=1.3,
-                ls="none", zorder=5)
-        ax.annotate(r.label, (r.eps_at_delta, r.mean_final_regret), textcoords="offset points", xytext=(6, 6),
-                    fontsize=6.5)
-    ax.plot([], [], marker="o", ms=10, mfc="none", mec="black", ls="none", label="the paper's operating points")
-    ax.set(xscale="log", yscale="log", xlabel=f"ε guaranteed at δ = {delta:g} (ε-DP algorithms: δ = 0)",
-           ylabel="final regret R(T), mean and 95 % CI")
-    T = int(ok.horizon.max()) if len(ok) else 0
-    ax.set_title(f"{fig.panels[0].title}, T = {T:,}", fontsize=9)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=True)  # outside: no point hidden
-    mpl_fig.suptitle(fig.title, fontsize=10)
-    plotting.save(mpl_fig, png, pdf)
-
-
 register("dp-bounds-table", bounds_table, draw_bounds)
 register("dp-privacy-regret", privacy_regret_table, draw_privacy_regret)
 register("dp-equal-regret", lines_table, draw_equal_regret)
 register("dp-curves", dp_curves_table, draw_dp_curves)
 register("dp-b-selection", b_selection_table, draw_dp_curves)
-register("dp-delta-epsilon", delta_epsilon_table, draw_delta_epsilon)
-register("dp-frontier", frontier_table, draw_frontier)

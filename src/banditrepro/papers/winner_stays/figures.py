@@ -313,18 +313,16 @@ def draw_rounds(fig: Figure, png, pdf, layout: Layout):
         if row["complete"] and not row["round_end"]:
             for a in (ax, strip):
                 a.axvline(row["t_end"] + 0.5, color="#999999", lw=0.6, ls=":")
-    prev, level = -T, 0
+    labels = []
     for ell, end in enumerate(tr.round_ends, start=1):
         for a in (ax, strip):
             a.axvline(end + 0.5, color="black", lw=1.0)
-        level = 1 - level if end - prev < T / 40 else 0  # stagger the labels of close round ends
-        ax.text(end + 0.5, 1.005 + 0.045 * level, f"ℓ={ell}", fontsize=6, ha="center", va="bottom",
-                transform=ax.get_xaxis_transform())
-        prev = end
+        labels.append(ax.annotate(f"ℓ={ell}", (end + 0.5, 1.0), xycoords=ax.get_xaxis_transform(), xytext=(0, 2),
+                                  textcoords="offset points", fontsize=6, ha="center", va="bottom"))
     ax.set_ylabel("C(t, i) = net wins")
-    ax.set_title(_panel_title(panel, layout) + f", T = {T}: {len(tr.round_ends)} complete rounds "
-                 f"(ends: solid, ℓ above), {sum(r['complete'] for r in its)} complete iterations (ends: dotted)",
-                 pad=28)
+    title = (_panel_title(panel, layout) + f", T = {T}: {len(tr.round_ends)} complete rounds (ends: solid, "
+             f"ℓ above), {sum(r['complete'] for r in its)} complete iterations (ends: dotted)")
+    ax.set_title(title, pad=28)
     ax.legend(loc="upper left", fontsize=7, frameon=True)
     strip.set_yticks(range(K))
     strip.set_ylim(-0.5, K - 0.5)
@@ -332,6 +330,10 @@ def draw_rounds(fig: Figure, png, pdf, layout: Layout):
     strip.set_xlabel("t")
     strip.set_xlim(0, T + 1)
     mpl_fig.suptitle(fig.title, fontsize=11)
+    # stack the labels of close round ends on as many levels as they need, measured in the final layout
+    mpl_fig.tight_layout()
+    plotting.place_apart(mpl_fig, labels, [(0, 2 + 10 * k, "center") for k in range(8)])
+    ax.set_title(title, pad=max((t.xyann[1] for t in labels), default=0) + 14)
     plotting.save(mpl_fig, png, pdf)
 
 
@@ -413,8 +415,8 @@ def draw_beta(fig: Figure, png, pdf, layout: Layout):
         ax.plot([best.beta], [best.mean_final_regret], marker="*", ms=13, color="black", ls="none",
                 label=f"minimiser β* = {best.beta:g}")
         ax.set_xscale("log")
-        # every β is a tick; labels skip the crowded 1.05 / 1.2 (log spacing) so that none overlap
-        ax.set_xticks(d.beta.tolist(), [f"{b:g}" if b not in (1.05, 1.2) else "" for b in d.beta], fontsize=7)
+        # every β is a tick; labels skip the crowded 1.05 / 1.2 / 1.5 (log spacing) so that none touch
+        ax.set_xticks(d.beta.tolist(), [f"{b:g}" if b not in (1.05, 1.2, 1.5) else "" for b in d.beta], fontsize=7)
         ax.minorticks_off()
         ax.set_title(f"{title}\nβ* = {best.beta:g} [{best.minimiser_ci_low:g}, {best.minimiser_ci_high:g}], "
                      f"{int(d.runs.min())} runs")
