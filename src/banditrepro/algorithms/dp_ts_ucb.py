@@ -170,7 +170,7 @@ def run(instance, T, tab, grid, rng, *, alpha):
 
 def _eta(params: dict, T: int) -> float:
     """Theorem 4.4 of Hu et al. (2025); the formula lives with the paper's other privacy accounting."""
-    from banditrepro.papers.dp_ts_ucb.privacy import eta_dp_ts_ucb
+    from banditrepro.algorithms.gdp import eta_dp_ts_ucb
 
     return eta_dp_ts_ucb(params["alpha"], T)
 

@@ -296,14 +296,14 @@ def run_mts(instance, T, tab, grid, rng, *, b, c):
 
 def _eta_ts(params: dict, T: int) -> float:
     """TS-Gaussian (Ou et al. 2024, quoted in §2 of the DP-TS-UCB paper)."""
-    from banditrepro.papers.dp_ts_ucb.privacy import eta_ts_gaussian
+    from banditrepro.algorithms.gdp import eta_ts_gaussian
 
     return eta_ts_gaussian(T)
 
 
 def _eta_mts(params: dict, T: int) -> float:
     """M-TS-Gaussian with b pre-pulls and variance scale c (Ou et al. 2024)."""
-    from banditrepro.papers.dp_ts_ucb.privacy import eta_m_ts_gaussian
+    from banditrepro.algorithms.gdp import eta_m_ts_gaussian
 
     return eta_m_ts_gaussian(T, int(params.get("b", 0)), float(params.get("c", 1.0)))
 
