@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shlex
 import shutil
@@ -117,13 +116,16 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     import yaml
 
     t_imports = time.process_time()
+    from banditrepro import papers
     from banditrepro.aggregate import write_runtime_table, write_summary
     from banditrepro.claims import write_claims
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.figures import build_figure, panel_status
+    from banditrepro.layout import Layout
     from banditrepro.manifest import cell_runs, load_manifest
     from banditrepro.report import build_report
 
+    papers.load()
     stages = {"imports": time.process_time() - t_imports}
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     catalog = load_catalog(ROOT / cfg.get("catalog", "config/datasets.yaml"))
@@ -131,15 +133,13 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
                             max_horizon=cfg.get("max_horizon"), datasets=set(catalog.datasets))
     # the same runs per cell as the workflow: the most any figure asks (manifest `runs:`), at least `runs`
     nruns = cell_runs(figures, cfg["runs"], cfg.get("max_runs"))
-    base_seed = cfg["base_seed"]
-    prepared, status = data / "prepared", data / "status"
     out = workdir / "results"
     if out.exists():
         shutil.rmtree(out)
-    cells_dir = out / f"cells/seed{base_seed}"
+    lay = Layout(str(out), cfg["base_seed"], data_dir=str(data))
 
-    todo = [c for c in nruns if panel_status(c[0], status)[0]]
-    jobs = [(c, list(range(i, min(i + 5, nruns[c]))), base_seed, prepared, cells_dir)
+    todo = [c for c in nruns if panel_status(c[0], lay)[0]]
+    jobs = [(c, list(range(i, min(i + 5, nruns[c]))), lay.base_seed, Path(lay.prepared), Path(lay.cells))
             for c in todo for i in range(0, nruns[c], 5)]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
         cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))
@@ -148,26 +148,20 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     t = time.process_time()
     summaries = []
     for dataset, horizon, algo in todo:
-        summaries.append(out / f"summaries/{dataset}/T{horizon}/{algo}.npz")
-        write_summary([cells_dir / f"{dataset}/T{horizon}/{algo}/run{r}.npz"
-                       for r in range(nruns[(dataset, horizon, algo)])], summaries[-1])
+        summaries.append(lay.summary(dataset, horizon, algo))
+        write_summary([lay.cell(dataset, horizon, algo, r) for r in range(nruns[(dataset, horizon, algo)])],
+                      summaries[-1])
     stages["summaries"] = time.process_time() - t
 
-    cwd = os.getcwd()
-    os.chdir(workdir)  # figures, claims and the report use results/… relative paths
-    try:
-        t = time.process_time()
-        for fig in figures:
-            build_figure(fig, f"results/figures/{fig.stem}.png", f"results/figures/{fig.stem}.pdf",
-                         f"results/tables/{fig.stem}.csv", status, prepared)
-        stages["figures_and_tables"] = time.process_time() - t
-        t = time.process_time()
-        write_runtime_table(summaries, "results/tables/runtime.csv")
-        write_claims(figures, "results/claims.csv", status, prepared)
-        build_report(figures, "results/claims.csv", "results/tables/runtime.csv", "results/report.md")
-        stages["claims_and_report"] = time.process_time() - t
-    finally:
-        os.chdir(cwd)
+    t = time.process_time()
+    for fig in figures:
+        build_figure(fig, lay, *lay.figure_outputs(fig.paper, fig.id)[:3])
+    stages["figures_and_tables"] = time.process_time() - t
+    t = time.process_time()
+    write_runtime_table(summaries, lay.runtime_csv)
+    write_claims(figures, lay, lay.claims_csv)
+    build_report(figures, lay, lay.claims_csv, lay.runtime_csv, lay.report_md)
+    stages["claims_and_report"] = time.process_time() - t
     return {"stages_cpu_s": stages, "cells": sum(nruns[c] for c in todo)}
 
 
