@@ -29,7 +29,7 @@ class Project:
 
     def hint(self) -> str:
         """Where the defaults were looked for and how to point elsewhere (appended to errors)."""
-        fix = f"pass --project DIR or set {PROJECT_ENV}"
+        fix = f"add --project DIR after the command or set {PROJECT_ENV}"
         if self.root is None:
             return f"{self.how}; {fix}"
         return f"project {self.root} ({self.how}); {fix} to use another"

@@ -239,7 +239,7 @@ def test_random_instance_K30_finds_winner(simulate):
     assert res.n_batches <= 13 + 1  # B = 13 at T = 1e6, +1 for the exploitation phase
 
 
-# ---------------------------------------------------------------- variants (issue 10 §1): literal Alg. 1, log₂ T
+# ---------------------------------------------------------------- variants: literal Alg. 1, log₂ T
 @pytest.mark.parametrize("T, B_log, offset, B", [
     (10**5, "e", 0, 11), (10**5, "2", 0, 16), (10**6, "2", 0, 19), (2**20, "2", 0, 20), (2**20 - 1, "2", 0, 19),
     (10**5, "2", 6, 22), (10**6, "e", 0, 13),

@@ -1,4 +1,4 @@
-"""Winner Stays' simulated data as a generative model (issue 9 item 6): a fresh utility instance per run."""
+"""Winner Stays' simulated data as a generative model: a fresh utility instance per run."""
 
 from __future__ import annotations
 

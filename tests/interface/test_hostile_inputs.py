@@ -1,4 +1,4 @@
-"""Random and hostile inputs thrown at the command line and the matrix loader (issue 11 item 5).
+"""Random and hostile inputs thrown at the command line and the matrix loader.
 
 Whatever the input, ``banditrepro`` must either succeed (exit 0) or exit 2 with exactly one line on
 stderr, no traceback, and no output file left behind (not even a ``.part``). ``main`` is called in

@@ -1,4 +1,4 @@
-"""Bring your own algorithm and data (issue 12): entry-point plugins, config datasets, user manifests.
+"""Bring your own algorithm and data: entry-point plugins, config datasets, user manifests.
 
 The example plugin (examples/plugin) must be installed: CI runs
 ``pip install -e ".[workflow,dev]" ./examples/plugin``. Without it the tests that need it fail with

@@ -1,4 +1,4 @@
-"""Figure hygiene (issue 17 §8): every figure of the three manifests, drawn by its real drawer from synthetic
+"""Figure hygiene: every figure of the three manifests, drawn by its real drawer from synthetic
 summaries at the paper's horizons (10^3 … 10^7, plus the curve kinds moved to T = 10^7), has no offset or
 scientific axis text, no text outside the saved figure, legends of at least 7 pt, and no two texts that touch.
 

@@ -186,7 +186,7 @@ def test_bad_parameters_raise_one_line(call, msg):
 
 
 # ---------------------------------------------------------------------------------------------------
-# The sampler and its accounting agree (issue 9 item 5)
+# The sampler and its accounting agree
 
 
 def sampler_ledger(means, T, b, c, seed):

@@ -191,7 +191,7 @@ def test_frontier_table_reads_privacy_py(tmp_path):
     for k in ("dp0", "dp1", "mts"):
         assert pv.delta_of_epsilon(t.loc[k, "eps_at_delta"], t.loc[k, "eta"]) == pytest.approx(1e-5, rel=1e-6)
         assert t.loc[k, "delta"] == 1e-5 and t.loc[k, "dp_kind"] == "GDP"
-    # DP-TS-UCB(α = 1) is √(2 c0)-GDP: ε ≈ 15.8 at δ = 1e-5, independent of T (issue 10 §3)
+    # DP-TS-UCB(α = 1) is √(2 c0)-GDP: ε ≈ 15.8 at δ = 1e-5, independent of T
     assert t.loc["dp1", "eps_at_delta"] == pytest.approx(15.8, abs=0.1)
     assert t.loc["se8", "eps_at_delta"] == 8.0 and t.loc["se8", "delta"] == 0.0
     assert t.loc["se8", "dp_kind"] == "pure ε-DP"

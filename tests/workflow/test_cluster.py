@@ -1,6 +1,5 @@
-"""A SLURM run on a machine without SLURM fails fast with one line (banditrepro.workflow.cluster; issue 17
-item 3): before any job, within 10 output lines, naming SLURM, what is missing and where to read; a dry run
-warns and continues."""
+"""A SLURM run on a machine without SLURM fails fast with one line (banditrepro.workflow.cluster): before any
+job, within 10 output lines, naming SLURM, what is missing and where to read; a dry run warns and continues."""
 
 import os
 import sys

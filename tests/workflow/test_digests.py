@@ -1,5 +1,5 @@
 """Digests computed from import closures (banditrepro.workflow.digests): an edit changes the digests of exactly
-the jobs whose code imports the edited module, however indirectly (issue 16)."""
+the jobs whose code imports the edited module, however indirectly."""
 
 import shutil
 import textwrap

@@ -1,5 +1,5 @@
 """What a user sees when a run stops, end to end in a copy of the finished paper-like run: a failed job's reason
-beside its failure line (issue 17 item 4), and a Ctrl-C that ends with how to resume (item 9)."""
+beside its failure line, and a Ctrl-C that ends with how to resume."""
 
 import re
 import signal

@@ -1,5 +1,5 @@
 """What reruns after an edit, end to end in copies of the finished session runs (tests/workflow/conftest.py):
-a shared helper's body (digests from import closures, issue 16) and more runs per cell (issue 17 item 5)."""
+a shared helper's body (digests from import closures) and more runs per cell."""
 
 import importlib
 import re

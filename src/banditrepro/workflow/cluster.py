@@ -1,4 +1,4 @@
-"""Fail fast when the SLURM executor is chosen on a machine without SLURM (issue 17 item 3).
+"""Fail fast when the SLURM executor is chosen on a machine without SLURM.
 
 Without this, `snakemake --workflow-profile profiles/slurm` on a laptop printed 7,055 lines of sacct errors
 and a dry run said nothing. Snakemake 9 picks the executor after it parsed the workflow

@@ -1,6 +1,6 @@
 """What each job's bytes derive from, as short hashes in its params: an edit reruns exactly the jobs it affects.
 
-Code is covered by import closures computed from the sources, not by hand-written file lists (issue 16: CCB,
+Code is covered by import closures computed from the sources, not by hand-written file lists (CCB,
 IF, QSA and SCB import ``randint`` from another module, which a list had missed). ``closure`` walks the
 package's sources statically (``ast``): ``import a.b``, ``from a import b`` (b a submodule or a name),
 relative imports and imports inside functions, plus the ``__init__`` of every package on the way. What a

@@ -5,7 +5,7 @@ the runs of every cell and the grouping of those runs into jobs, and answers eve
 parameter the rules need. No path here is absolute unless the user configured it so: params and inputs
 are relative to the working directory (``rel``), so a copied or moved project folder is up to date.
 
-Grouping runs into jobs (issue 17 item 5). A cell's runs are grouped into jobs of ``k`` runs
+Grouping runs into jobs. A cell's runs are grouped into jobs of ``k`` runs
 (``cells_per_job``; ``auto`` sizes k from the horizon and the kernel's ns/step, banditrepro/jobsize.py),
 one workflow rule per run range. Run files that already exist, as a contiguous prefix run0..run{p-1}, are
 grouped on their own and the new runs after them in new ranges, so raising a figure's ``runs:`` adds jobs
