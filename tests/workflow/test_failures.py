@@ -33,7 +33,10 @@ def test_ctrl_c_ends_with_how_to_resume(project, tmp_path):
     # one core and a fresh results_dir: every cell to compute again, so the signal lands mid-run
     cmd = [*SNAKEMAKE, "-s", str(copy / "Snakefile"), "--configfile", "paper.yaml", "--cores", "1",
            "--config", "results_dir=results/interrupted"]
-    p = subprocess.Popen(cmd, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a shell's background job (nohup …&, some CI runners) starts with SIGINT ignored, and Python keeps it
+    # ignored: give the run the default disposition, as in a terminal, so Ctrl-C reaches it
+    p = subprocess.Popen(cmd, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
