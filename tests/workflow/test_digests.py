@@ -45,8 +45,6 @@ def test_closure_follows_every_import_form(tmp_path):
     assert got == sorted(["banditrepro", "banditrepro.entry", "banditrepro.pkg", "banditrepro.pkg.deep",
                           "banditrepro.pkg.sub", "banditrepro.rel_sibling", "banditrepro.lazy",
                           "banditrepro.shared"])
-    # a module the walk must not enter (another figure kind's drawer) stays out, with what only it imports
-    assert "banditrepro.shared" not in digests.closure(["banditrepro.entry"], root, exclude={"banditrepro.pkg.deep"})
     before = digests.source_digest(["banditrepro.entry"], root)
     (root / "unrelated.py").write_text("x = 2\n")
     assert digests.source_digest(["banditrepro.entry"], root) == before
@@ -92,10 +90,22 @@ def test_a_drawer_edit_changes_its_kinds_figures_only(package_copy):
     edit_function(digests.module_file(module, package_copy), drawer.__name__)
     changed = {k for k in kinds if digests.figure_code(k, package_copy) != before[k]}
     assert kinds[-1] in changed
-    assert changed == {k for k in kinds if digests.drawer_module(k) == module or module in digests.closure(
-        [digests.FIGURES, digests.drawer_module(k)], package_copy,
-        exclude=digests.drawer_modules() - {digests.drawer_module(k), digests.FIGURES})}
+    assert changed == {k for k in kinds if module in digests.closure(
+        [digests.FIGURES, *(f.__module__ for f in DRAWERS[k])], package_copy)}
     assert len(changed) < len(kinds)
+
+
+def test_a_study_kind_covers_the_paper_helpers_it_calls(package_copy):
+    """DP-TS-UCB's study kinds (papers/dp_ts_ucb/studies.py) tabulate with `lines_table` of the paper's other
+    figure module: editing that helper reruns them."""
+    from banditrepro.figures import DRAWERS
+
+    make_table = DRAWERS["dp-delta-epsilon"][0]
+    helper = make_table.__globals__["lines_table"]
+    assert helper.__module__ != make_table.__module__
+    before = {k: digests.figure_code(k) for k in ("dp-delta-epsilon", "dp-frontier")}
+    edit_function(digests.module_file(helper.__module__, package_copy), helper.__name__)
+    assert all(digests.figure_code(k, package_copy) != v for k, v in before.items())
 
 
 def test_claims_digest_covers_every_claim_module(package_copy):

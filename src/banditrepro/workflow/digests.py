@@ -8,7 +8,7 @@ job runs but the walk cannot see — the registry's lazy ``importlib`` of a kern
 drawer — is named by its entry module:
 
     cell     closure(kernel module of the algorithm) | closure(banditrepro.cell)
-    figure   closure(drawer module) | closure(banditrepro.figures, not entering other kinds' drawer modules)
+    figure   closure(modules of the kind's table maker and drawer) | closure(banditrepro.figures)
     claims   closure of every claim test module (and banditrepro.claims)
     summary, runtime table: closure(banditrepro.aggregate); report: closure(banditrepro.report)
 
@@ -96,9 +96,8 @@ def _imports_cached(module: str, root: Path) -> frozenset[str]:
     return frozenset(imports(module, root))
 
 
-def closure(modules, root: Path = ROOT, exclude=()) -> list[str]:
-    """Every package module that importing ``modules`` executes (transitively), sorted; the walk does not
-    enter the modules in ``exclude`` (nor list them, unless they are among ``modules``)."""
+def closure(modules, root: Path = ROOT) -> list[str]:
+    """Every package module that importing ``modules`` executes (transitively), sorted."""
     todo = [m for m in modules if module_file(m, root)]
     seen: set[str] = set()
     while todo:
@@ -107,14 +106,14 @@ def closure(modules, root: Path = ROOT, exclude=()) -> list[str]:
             continue
         seen.add(m)
         todo.extend(_parents(m))
-        todo.extend(n for n in _imports_cached(m, root) if n not in seen and n not in exclude)
+        todo.extend(n for n in _imports_cached(m, root) if n not in seen)
     return sorted(m for m in seen if module_file(m, root))
 
 
-def source_digest(modules, root: Path = ROOT, exclude=()) -> str:
+def source_digest(modules, root: Path = ROOT) -> str:
     """Hash of the sources of ``closure(modules)``: names relative to the package, then bytes."""
     h = hashlib.sha256()
-    for m in closure(modules, root, exclude):
+    for m in closure(modules, root):
         path = module_file(m, root)
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(path.read_bytes())
@@ -141,14 +140,6 @@ def drawer_module(kind: str) -> str:
     return drawer(kind).__module__
 
 
-def drawer_modules() -> set[str]:
-    from banditrepro import papers
-    from banditrepro.figures.registry import DRAWERS
-
-    papers.load()
-    return {drawer_module(k) for k in DRAWERS}
-
-
 def claim_modules() -> list[str]:
     """Modules of every registered claim test, and the claims engine."""
     from banditrepro import papers
@@ -172,17 +163,20 @@ def cell_code(algo: str, root: Path = ROOT) -> str:
 
 
 def figure_code(kind: str, root: Path = ROOT) -> str:
-    """Digest of a figure kind's drawing code: the engine (not entering other kinds' drawers) and its drawer."""
+    """Digest of a figure kind's code: the engine's closure and that of its table maker's and drawer's modules
+    (a paper's study kinds call helpers of the paper's other figure module: those are covered too)."""
     from banditrepro import papers
     from banditrepro.figures.registry import DRAWERS
 
     papers.load()
     if kind not in DRAWERS:
         return source_digest([FIGURES], root)
-    draw = DRAWERS[kind][1]
-    own, outside = object_code(draw, root)
-    others = drawer_modules() - set(own) - {FIGURES}
-    return digest([source_digest([FIGURES, *own], root, exclude=others), outside])
+    own, outside = [], []
+    for fn in DRAWERS[kind]:
+        mods, files = object_code(fn, root)
+        own += mods
+        outside += files
+    return digest([source_digest([FIGURES, *sorted(set(own))], root), sorted(set(outside))])
 
 
 def claims_code(root: Path = ROOT) -> str:
