@@ -84,11 +84,12 @@ class Context:
     def finals(self, panel, key: str, metric: str | None = None) -> dict[int, float]:
         return self.runs_of(panel.dataset, panel.horizon, self.ref(panel, key).id, metric)
 
-    def paired(self, *runs: dict[int, float]) -> list[np.ndarray]:
-        """Values of the runs common to all (same run index = same random streams: paired)."""
+    def paired(self, *runs: dict, what: str = "") -> list[np.ndarray]:
+        """Values of the runs common to all (same run index = same random streams: paired), one array per
+        argument (a value that is a tuple gives a row); NotRun "no common runs<what>" if there are none."""
         common = sorted(set.intersection(*(set(r) for r in runs)))
         if not common:
-            raise NotRun("no common runs")
+            raise NotRun(f"no common runs{what}")
         n = len(common)
         self.min_runs = n if not self.min_runs else min(self.min_runs, n)
         return [np.array([r[i] for i in common]) for r in runs]
@@ -118,11 +119,8 @@ class Context:
         """Share of the mean final regret accrued over t in (T/2, T] (minus that of line ``minus``, paired),
         with a bootstrap interval over runs."""
         runs = [self.late_runs(panel, key, metric)] + ([self.late_runs(panel, minus, metric)] if minus else [])
-        common = sorted(set.intersection(*(set(r) for r in runs)))
-        if not common:
-            raise NotRun("no common runs for the late share")
-        self.min_runs = len(common) if not self.min_runs else min(self.min_runs, len(common))
-        cols = [np.array([r[i][j] for i in common]) for r in runs for j in (0, 1)]
+        rows = self.paired(*runs, what=" for the late share")  # one (R(T/2), R(T)) row per common run
+        cols = [r[:, j] for r in rows for j in (0, 1)]
 
         def share(h, f):
             tot = f.mean(axis=1)
@@ -131,7 +129,7 @@ class Context:
         def stat(*c):
             return share(c[0], c[1]) - (share(c[2], c[3]) if len(c) > 2 else 0.0)
 
-        if len(common) < 2:
+        if len(cols[0]) < 2:
             return Interval(float(stat(*[c[None, :] for c in cols])[0]), -math.inf, math.inf)
         return vd.bootstrap(stat, *cols, seed=self.seed("late", panel.dataset, panel.horizon, metric, key, minus))
 
