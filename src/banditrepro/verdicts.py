@@ -132,7 +132,7 @@ def argmin_interval(finals: np.ndarray, *, seed: int, n_boot: int = 4000, level:
     read on the grid order (``inverted_cdf``, so both ends are grid points)."""
     finals = np.asarray(finals, dtype=float)
     n, m = finals.shape
-    idx = np.random.default_rng(np.random.SeedSequence(int(seed))).integers(0, n, size=(n_boot, n))
+    idx = _rng(seed).integers(0, n, size=(n_boot, n))
     arg = finals[idx].mean(axis=1).argmin(axis=1)  # (n_boot,)
     a = (1 - level) / 2
     lo, hi = np.quantile(arg, [a, 1 - a], method="inverted_cdf")

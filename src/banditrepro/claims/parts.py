@@ -130,10 +130,11 @@ def outcome(desc: str, parts: list[Part], runs: int, *, need: int | None = None,
     """The Outcome of a claim made of ``parts``; ``show`` "all" lists every part, "problems" only those that
     do not hold (with a count)."""
     verdict, iv, note = decide_parts(parts, runs, need)
-    listed = parts if show == "all" else [p for p in parts if p.verdict != vd.REPRODUCED]
-    held = sum(p.verdict == vd.REPRODUCED for p in parts)
-    body = f"holds for {held}/{len(parts)}" + (": " if listed else "") + "; ".join(part_text(p) for p in listed)
     if show == "all":
         body = "; ".join(part_text(p) for p in parts)
+    else:
+        listed = [p for p in parts if p.verdict != vd.REPRODUCED]
+        held = len(parts) - len(listed)
+        body = f"holds for {held}/{len(parts)}" + (": " if listed else "") + "; ".join(part_text(p) for p in listed)
     text = "; ".join(x for x in (head, body, note, tail) if x)
     return Outcome(desc, text, verdict, iv.low, iv.high)
