@@ -19,6 +19,7 @@ import numpy as np
 
 from banditrepro.cell import run_cell
 from banditrepro.datasets.catalog import load_prepared
+from banditrepro.layout import DEFAULT_BASE_SEED
 
 
 def parse_params(items: list[str]) -> dict:
@@ -33,7 +34,7 @@ def main(argv=None) -> None:
     ap.add_argument("--datasets", nargs="+", default=["sushi16", "mslr5"])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--horizon", type=int, default=100_000)
-    ap.add_argument("--base-seed", type=int, default=20240601)
+    ap.add_argument("--base-seed", type=int, default=DEFAULT_BASE_SEED)
     ap.add_argument("--prepared", default="data/prepared")
     ap.add_argument("--json")
     args = ap.parse_args(argv)

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.layout import DEFAULT_BASE_SEED
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
 
@@ -375,7 +376,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--horizon", type=_HORIZON, required=True,
                    help=f"time steps T, 1 <= T <= {MAX_HORIZON_TEXT} (100x the papers' largest, 10^7)")
     s.add_argument("--seed", type=_SEED, default=0, help="run index (the cell's seed key), 0 <= seed < 2^63")
-    s.add_argument("--base-seed", type=_SEED, default=20240601, help="root seed, 0 <= base seed < 2^63")
+    s.add_argument("--base-seed", type=_SEED, default=DEFAULT_BASE_SEED, help="root seed, 0 <= base seed < 2^63")
     s.add_argument("--out", type=_output(".npz"), required=True,
                    help="the cell file (.npz; wall time and versions go to the .json beside it)")
     s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")

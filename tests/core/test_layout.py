@@ -1,5 +1,7 @@
 """The one object that knows every path: the layout the rules, jobs, CLI and report share."""
 
+from pathlib import Path
+
 from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 
 
@@ -33,3 +35,12 @@ def test_under_resolves_relative_folders_only(tmp_path):
     lay = Layout("results").under(tmp_path)
     assert lay.summaries == f"{tmp_path}/results/summaries" and lay.prepared == f"{tmp_path}/data/prepared"
     assert Layout(str(tmp_path / "abs")).under("/elsewhere").results_dir == str(tmp_path / "abs")
+
+
+def test_the_config_schema_and_default_config_use_the_one_default_seed():
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    schema = yaml.safe_load((root / "workflow/schemas/config.schema.yaml").read_text())
+    assert schema["properties"]["base_seed"]["default"] == DEFAULT_BASE_SEED
+    assert yaml.safe_load((root / "config/config.yaml").read_text())["base_seed"] == DEFAULT_BASE_SEED

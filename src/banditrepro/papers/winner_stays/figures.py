@@ -25,7 +25,7 @@ from banditrepro import ReproError
 from banditrepro.aggregate import final_stats, load_summary
 from banditrepro.figures.panels import instance_note, panel_metrics, panel_status
 from banditrepro.figures.registry import register
-from banditrepro.layout import Layout
+from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 from banditrepro.manifest import Figure
 from banditrepro.verdicts import argmin_interval, seed_of
 
@@ -245,7 +245,7 @@ def rounds_trace(fig: Figure, layout: Layout):
     if inst.kind != "duel" or getattr(inst, "generative", False):
         raise ReproError(f"{fig.stem}: {panel.dataset} is not a fixed preference matrix")
     opts = fig.extra
-    rng = cell_generator(int(opts.get("base_seed", 20240601)), str(opts.get("seed_key", fig.stem)),
+    rng = cell_generator(int(opts.get("base_seed", DEFAULT_BASE_SEED)), str(opts.get("seed_key", fig.stem)),
                          int(opts.get("run", 0)))
     return panel, inst, ws_w_trace(inst.P, panel.horizon, rng)
 
