@@ -26,9 +26,7 @@ def color_for(name: str, variant: int = 0, n_variants: int = 1):
 def spread_shades(name: str, n: int) -> list:
     """``n`` clearly different shades of the algorithm's colour, light to dark (``color_for``'s shades of a
     light palette look alike from three variants on)."""
-    from banditrepro import algorithms
-
-    base = algorithms.get(name).line_colour
+    base = color_for(name)
     if n <= 1:
         return [base]
     light, dark = sns.light_palette(base, n_colors=3)[1], sns.dark_palette(base, n_colors=3)[1]
