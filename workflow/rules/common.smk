@@ -14,7 +14,7 @@ if SRC not in sys.path:
 from banditrepro import ReproError
 from banditrepro.workflow import cluster, digests, jobs, progress, scheduler
 from banditrepro.workflow.config import fail
-from banditrepro.workflow.plan import build_plan, one_of
+from banditrepro.workflow.plan import build_plan, chunk_name, one_of
 
 try:
     # a cluster node's command line names the chunk jobs it runs (plan.target_chunks)

@@ -39,7 +39,7 @@ for (first, last), cells in sorted(PLAN.chunked.items()):
 
     rule:
         name:
-            f"simulate_runs_{first}_{last}"
+            chunk_name(first, last)
         input:
             get_cell_prepared,
         output:

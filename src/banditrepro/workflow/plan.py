@@ -47,6 +47,7 @@ def one_of(keys) -> str:
 
 
 def chunk_name(first: int, last: int) -> str:
+    """Name of the rule computing runs first..last of its cells (``CHUNK_RULE`` reads it back)."""
     return f"simulate_runs_{first}_{last}"
 
 
