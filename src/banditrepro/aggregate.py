@@ -9,7 +9,7 @@ import numpy as np
 
 from banditrepro import ReproError
 from banditrepro.atomic import write_npz
-from banditrepro.cell import CorruptFile, load_cell, load_npz
+from banditrepro.cell import SHARED_KEYS, CorruptFile, load_npz, load_runs
 
 # numpy's npz loader returns metric curves under their metric names; these keys are bookkeeping
 _META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "instance", "params"}
@@ -39,55 +39,68 @@ def _load_or_remove(load, path, what: str):
         raise ReproError(f"corrupt {what} {path} removed ({exc.reason}); rerun snakemake to regenerate it") from None
 
 
-def _sidecar_wall(cell_path: str | Path, cell: dict) -> float:
-    """The kernel's wall seconds from a run's ``.json`` sidecar, or NaN if it is missing, unreadable or
-    describes another run (instance, horizon, run index or algorithm differ from the ``.npz``)."""
+def _sidecar_walls(path: str | Path, block: dict) -> np.ndarray:
+    """The kernel's wall seconds of each run of a file, from its ``.json`` sidecar; NaN for all if the
+    sidecar is missing, unreadable or describes other runs (instance, horizon, runs or algorithm differ)."""
+    runs = np.asarray(block["run"])
     try:
-        side = json.loads(Path(cell_path).with_suffix(".json").read_text())
-        same = (side["instance"] == cell["instance"] and int(side["horizon"]) == int(cell["horizon"])
-                and int(side["run"]) == int(cell["run"])
-                and str(side["algorithm_id"]).split("+")[0] == str(cell["algorithm"]))
-        return float(side["wall_seconds"]) if same else np.nan
+        side = json.loads(Path(path).with_suffix(".json").read_text())
+        named = side["runs"] if "runs" in side else [side["run"]]  # a shard's sidecar, or a run file's
+        walls = side["wall_seconds"] if "runs" in side else [side["wall_seconds"]]
+        same = (side["instance"] == block["instance"] and int(side["horizon"]) == int(block["horizon"])
+                and [int(r) for r in named] == runs.tolist() and len(walls) == runs.size
+                and str(side["algorithm_id"]).split("+")[0] == str(block["algorithm"]))
+        return np.asarray(walls, dtype=np.float64) if same else np.full(runs.size, np.nan)
     except (OSError, ValueError, KeyError, TypeError):
-        return np.nan
+        return np.full(runs.size, np.nan)
 
 
-def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
-    if not cell_paths:
+def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.ndarray]:
+    """Summary of the runs held by ``paths`` (shards or run files, any order). ``runs``: use runs
+    0..runs-1 only, which the files must hold (a cell's last shard may hold more runs than asked)."""
+    if not paths:
         raise ReproError("summarize: no cell files given")
-    loaded = [(_load_or_remove(load_cell, p, "cell"), p) for p in cell_paths]
+    loaded = [(_load_or_remove(load_runs, p, "cell"), p) for p in paths]
     # every per-run array is stored in run order, the order of ``runs`` (claims pair runs by index)
-    loaded.sort(key=lambda cp: int(cp[0]["run"]))
-    cells, cell_paths = [c for c, _ in loaded], [p for _, p in loaded]
-    first = cells[0]
-    for c, p in zip(cells, cell_paths):
+    loaded.sort(key=lambda bp: int(bp[0]["run"][0]))
+    first = loaded[0][0]
+    for b, p in loaded:
         for key in ("algorithm", "instance", "horizon", "params"):
-            if c[key] != first[key]:
-                raise ReproError(f"summarize: {p} has {key}={c[key]!r}, expected {first[key]!r}")
-        if not np.array_equal(c["grid"], first["grid"]):
+            if b[key] != first[key]:
+                raise ReproError(f"summarize: {p} has {key}={b[key]!r}, expected {first[key]!r}")
+        if not np.array_equal(b["grid"], first["grid"]):
             raise ReproError(f"summarize: {p} has a different grid")
-    runs = [c["run"] for c in cells]
-    if len(set(runs)) != len(runs):
+        if set(b) != set(first):
+            raise ReproError(f"summarize: {p} records {sorted(set(b) ^ set(first))} unlike {loaded[0][1]}")
+    per_run = [k for k in first if k not in SHARED_KEYS]
+    stacked = {k: np.concatenate([b[k] for b, _ in loaded]) for k in per_run}
+    walls = np.concatenate([_sidecar_walls(p, b) for b, p in loaded])
+    all_runs = stacked["run"].tolist()
+    if len(set(all_runs)) != len(all_runs):
         raise ReproError("summarize: duplicate run indices")
-    n = len(cells)
+    if runs is not None:
+        if all_runs[:runs] != list(range(runs)):
+            raise ReproError(f"summarize: the files hold runs {all_runs[:5]}..., not 0..{runs - 1}")
+        stacked = {k: v[:runs] for k, v in stacked.items()}
+        walls = walls[:runs]
+    runs_list = stacked["run"].tolist()
+    n = len(runs_list)
     q = t_quantile(n)
     out: dict[str, np.ndarray] = {
-        "grid": first["grid"], "runs": np.asarray(runs, dtype=np.int64), "n_runs": np.int64(n),
+        "grid": first["grid"], "runs": np.asarray(runs_list, dtype=np.int64), "n_runs": np.int64(n),
         "horizon": np.int64(first["horizon"]), "algorithm": np.str_(first["algorithm"]),
         "instance": np.str_(first["instance"]), "params": np.str_(first["params"]),
-        "n_batches": np.asarray([c["n_batches"] for c in cells], dtype=np.int64),
+        "n_batches": np.asarray(stacked["n_batches"], dtype=np.int64),
     }
     # a generative dataset's per-run instance (cell.run_cell): kept per run, in the order of the *_final arrays
     for key in (k for k in first if k.startswith("instance_")):
-        if any(key not in c for c in cells):
-            raise ReproError(f"summarize: {key} is recorded in some cells of {first['instance']} but not all")
-        out[key] = np.stack([np.asarray(c[key]) for c in cells])
+        out[key] = stacked[key]
     metrics = [k for k in first if "regret" in k and not k.startswith("final_") and k not in _META]
     # R(T/2) per run (the curve at the last grid point ≤ T/2): the claims' "late share" needs it, and the
     # summary is the claims job's declared input (cells are not)
     half = int(np.searchsorted(first["grid"], first["grid"][-1] // 2, side="right")) - 1
     for m in metrics:
-        curves = np.stack([c[m] for c in cells])  # (runs, grid)
+        curves = stacked[m]  # (runs, grid)
         mean = curves.mean(axis=0)
         se = curves.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
         out[f"{m}_mean"] = mean
@@ -96,15 +109,14 @@ def summarize(cell_paths: list[str | Path]) -> dict[str, np.ndarray]:
         out[f"{m}_hi"] = mean + q * se
         out[f"{m}_final"] = curves[:, -1].copy()
         out[f"{m}_half"] = curves[:, half].copy() if half >= 0 else np.zeros(n)
-    # wall times from the sidecars (not workflow outputs: ~9,000 declared files fewer); one that is missing,
-    # unreadable or names another run than its .npz counts as unmeasured (NaN), never as this run's time
-    walls = [_sidecar_wall(p, c) for p, c in zip(cell_paths, cells)]
+    # wall times from the sidecars (not workflow outputs: a declared file costs Snakemake more than its
+    # write); one that is missing, unreadable or names other runs than its file counts as unmeasured (NaN)
     out["wall_seconds"] = np.asarray(walls, dtype=np.float64)
     return out
 
 
-def write_summary(cell_paths, out_path) -> None:
-    write_npz(out_path, summarize(cell_paths))
+def write_summary(paths, out_path, runs: int | None = None) -> None:
+    write_npz(out_path, summarize(paths, runs))
 
 
 def load_summary(path: str | Path) -> dict[str, np.ndarray]:

@@ -1,7 +1,14 @@
 """One simulation cell: (algorithm + parameters, instance, horizon, run) -> regret curves on a grid.
 
-The cell file (``.npz``) holds only deterministic content, so the same cell gives the same bytes
-whatever the scheduling; wall time and package versions go to a JSON sidecar.
+Result files hold only deterministic content, so the same runs give the same bytes whatever the
+scheduling; wall time and package versions go to a JSON sidecar beside each file. Two shapes:
+
+- a *run file* (``write_cell``; ``banditrepro cell``): one run, every array as ``CellResult.arrays``;
+- a *shard* (``write_shard``; the workflow's files): runs first..last of one cell, each per-run array
+  stacked along a leading run axis (``run``, ``n_batches``, curves, finals, drawn instances), the arrays
+  every run shares (grid, horizon, base seed, algorithm, instance, params) stored once.
+
+``load_runs`` reads either as a block of runs (a run file is a block of one).
 """
 
 from __future__ import annotations
@@ -131,6 +138,56 @@ def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run:
     return result
 
 
+# arrays every run of a cell shares: stored once in a shard; every other array is per run
+SHARED_KEYS = ("grid", "horizon", "base_seed", "algorithm", "instance", "params")
+
+
+def shard_arrays(results: list[CellResult]) -> dict[str, np.ndarray]:
+    """One shard's arrays: the shared ones once, the per-run ones stacked in the order of ``results``."""
+    if not results:
+        raise ReproError("a shard holds at least one run")
+    per_run = [r.arrays() for r in results]
+    first = per_run[0]
+    out = {k: first[k] for k in SHARED_KEYS}
+    for key in first:
+        if key not in SHARED_KEYS:
+            out[key] = np.stack([np.asarray(a[key]) for a in per_run])
+    return out
+
+
+def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
+    """A shard's sidecar: what names its runs, then each run's measured times (lists in run order)."""
+    first = results[0].sidecar()
+    side = {k: first[k] for k in ("algorithm_id", "instance", "horizon", "versions")}
+    side["runs"] = [r.run for r in results]
+    for key in ("wall_seconds", "n_batches", "load_seconds", "kernel_cpu_seconds"):
+        side[key] = [r.sidecar().get(key) for r in results]
+    if "plugin" in first:
+        side["plugin"] = first["plugin"]
+    return side
+
+
+def write_shard(results: list[CellResult], path: str | Path) -> None:
+    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``)."""
+    path = Path(path)
+    write_json(path.with_suffix(".json"), shard_sidecar(results))
+    write_npz(path, shard_arrays(results))
+
+
+def simulate_shard(algorithm_id: str, prepared: str | Path, horizon: int, first: int, last: int,
+                   base_seed: int, out: str | Path) -> list[CellResult]:
+    """The workflow's cell job: runs first..last of an algorithm id on a prepared dataset -> one shard.
+    Each run draws from its own stream (``seeds.cell_generator``), so the bytes of run r do not depend on
+    the shard that holds it."""
+    from banditrepro.datasets.catalog import load_prepared
+
+    name, params = algorithms.parse_algorithm_id(algorithm_id)
+    instance = load_prepared(prepared)
+    results = [run_cell(name, params, instance, horizon, run, base_seed) for run in range(first, last + 1)]
+    write_shard(results, out)
+    return results
+
+
 class CorruptFile(ReproError):
     """A result file (cell or summary) that exists but cannot be read back; ``reason`` says why."""
 
@@ -168,3 +225,21 @@ def load_cell(path: str | Path) -> dict[str, Any]:
     if grid.ndim != 1 or grid.size == 0 or bad:
         raise CorruptFile(path, f"curves {bad or ['grid']} do not match the grid")
     return cell
+
+
+def load_runs(path: str | Path) -> dict[str, Any]:
+    """A run file or a shard as a block of runs: the shared arrays, and every per-run array with a leading
+    run axis (``run`` is then a 1-d array). ``CorruptFile`` if it cannot be read or does not fit together."""
+    block = load_npz(path, _CELL_KEYS)
+    if np.ndim(block["run"]) == 0:  # a run file: a block of one
+        block = {k: (v if k in SHARED_KEYS else np.asarray(v)[None]) for k, v in block.items()}
+    grid = np.asarray(block["grid"])
+    runs = np.asarray(block["run"])
+    if grid.ndim != 1 or grid.size == 0 or runs.ndim != 1 or runs.size == 0:
+        raise CorruptFile(path, "no runs or no grid")
+    bad = [k for k, v in block.items() if k not in SHARED_KEYS and np.shape(v)[:1] != runs.shape]
+    bad += [k for k, v in block.items() if "regret" in k and not k.startswith("final_")
+            and np.shape(v) != (runs.size, grid.size)]
+    if bad:
+        raise CorruptFile(path, f"arrays {sorted(set(bad))} do not match its runs and grid")
+    return block

@@ -351,6 +351,24 @@ def cmd_report(args) -> int:
     return 0
 
 
+def cmd_estimate(args) -> int:
+    """Plan as the workflow does under a cluster executor and print what it would submit and write."""
+    import os
+
+    from banditrepro.workflow.estimate import estimate, load_config, report
+    from banditrepro.workflow.plan import build_plan
+
+    project = args.project_info.root
+    if project is None:
+        raise ReproError(f"no project folder here ({args.project_info.hint()})")
+    files = [Path(f).resolve() for f in args.configfile or ()]
+    config = load_config(project, files, args.config or (), args.profile and Path(args.profile).resolve())
+    os.chdir(project)  # the plan's paths (and the shards it looks for) are relative to the project
+    plan = build_plan(config, project, binned=True)
+    print(report(estimate(plan), config.get("partition_minutes")))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="banditrepro", description=__doc__.splitlines()[0],
                 epilog=f"Every command takes --project DIR: {PROJECT_HELP}.")
@@ -448,6 +466,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
     s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
+
+    s = sub.add_parser("estimate", help="what a cluster run submits and writes (SLURM jobs, lengths, CPU-hours, "
+                       "files, bytes), planned as the workflow plans it")
+    s.add_argument("--configfile", action="append", help="as snakemake --configfile (repeatable)")
+    s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
+    s.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply (e.g. profiles/slurm)")
+    s.set_defaults(func=cmd_estimate)
 
     s = sub.add_parser("report", help="Markdown report of figures, tables and claims")
     manifest_opts(s)

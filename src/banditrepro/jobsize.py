@@ -1,4 +1,4 @@
-"""How many runs of a cell one workflow job computes (config ``cells_per_job: auto``).
+"""How many runs of a cell one shard holds, i.e. one workflow job computes (config ``cells_per_job: auto``).
 
 Snakemake spends tens of ms of CPU per job on its own bookkeeping here, more than the work of most cells
 (a C2B-KL run at T = 1e5 is ~1 ms of kernel plus ~4 ms of cell-file writing). ``auto`` groups a cell's
@@ -7,7 +7,7 @@ while long cells keep one run per job for parallelism. A kernel's cost (ns per s
 ``ns_per_step`` (medians over the default run's cells with T >= 1e5, 2 cores under load: estimates, a factor
 of a few either way moves a job between ~0.1 and ~2 s, which neither the overhead share nor the load balance
 notices); a plugin without one counts as ``algorithms.base.DEFAULT_NS_PER_STEP``. The grouping never changes
-a cell's bytes: each run has its own seed key and its own file, whichever job writes it.
+a run's bytes: each run has its own seed key, whichever shard holds it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from __future__ import annotations
 import math
 
 RUN_SECONDS = 0.004  # per run besides the kernel: generator, recorder, writing the .npz and its sidecar
-TARGET_SECONDS = 2.0  # Snakemake's cost here is per declared file more than per job: 0.5 s gave 716 jobs, 2 s 432
+# Snakemake costs tens of ms per job: 0.5 s gave 716 jobs for the default config, 2 s 432 run files in
+# 238 shards; 5 s gives 211 shards (1,966 at runs=1000, so a local run writes < 10,000 files)
+TARGET_SECONDS = 5.0
 SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)  # few distinct chunkings -> few workflow rules
 
 

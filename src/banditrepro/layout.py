@@ -8,7 +8,9 @@ is written exactly once:
     data/raw/<source>                                   verified raw files
     data/prepared/<dataset>.json                        derived instances
     data/status/<dataset>.json                          probe verdict of an optional (network) dataset
-    <results>/cells/seed<base_seed>/<dataset>/T<h>/<algo>/run<r>.npz   one run (+ run<r>.json sidecar)
+    <results>/cells/seed<base_seed>/<dataset>/T<h>/<algo>/<code>/runs<a>-<b>.npz
+                                                        runs a..b of a cell (+ .json sidecar); <code>: the
+                                                        digest of the code it runs (workflow/plan.py)
     <results>/summaries/<dataset>/T<h>/<algo>.npz       one cell's runs summarised
     <results>/figures/<paper>/<figure>.{png,pdf}
     <results>/tables/<paper>/<figure>.{csv,md,tex}, <results>/tables/runtime.csv
@@ -92,8 +94,9 @@ class Layout:
     def cell_dir(self, dataset: str, horizon: int, algo: str) -> str:
         return f"{self.cells}/{dataset}/T{horizon}/{algo}"
 
-    def cell(self, dataset: str, horizon: int, algo: str, run: int) -> str:
-        return f"{self.cell_dir(dataset, horizon, algo)}/run{run}.npz"
+    def shard(self, dataset: str, horizon: int, algo: str, code: str, first: int, last: int) -> str:
+        """Runs first..last of a cell, computed by the code of digest ``code``."""
+        return f"{self.cell_dir(dataset, horizon, algo)}/{code}/runs{first}-{last}.npz"
 
     def summary(self, dataset: str, horizon: int, algo: str) -> str:
         return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"

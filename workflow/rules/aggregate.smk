@@ -15,8 +15,10 @@ rule summarize_cell:
         mem_mb=500,
     params:
         code=digests.summary_code(),
+        # the runs kept: fewer runs than the chain's shards hold rerun the summary
+        runs=lambda wc: PLAN.runs_of(wc.dataset, wc.horizon, wc.algo),
     run:
-        jobs.summarize(PLAN, input, output, log)
+        jobs.summarize(PLAN, wildcards, input, output, log)
 
 
 rule runtime_table:

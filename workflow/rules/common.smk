@@ -14,14 +14,28 @@ if SRC not in sys.path:
 from banditrepro import ReproError
 from banditrepro.workflow import cluster, digests, jobs, progress, scheduler
 from banditrepro.workflow.config import fail
-from banditrepro.workflow.plan import build_plan, chunk_name, one_of
+from banditrepro.workflow.plan import build_plan
 
 try:
-    # a cluster node's command line names the chunk jobs it runs (plan.target_chunks)
-    PLAN = build_plan(config, workflow.basedir, argv=sys.argv)
+    # under a cluster executor the missing shards are packed into bins; a node's command line names its bins
+    PLAN = build_plan(config, workflow.basedir, argv=sys.argv, binned=cluster.submits_jobs(workflow))
 except ReproError as exc:
     fail(exc)
 LAYOUT = PLAN.layout
+
+
+# Under a cluster executor only the simulation is submitted (in bins, workflow/rules/simulate.smk): the
+# rest runs in the Snakemake process on the submitting host. Downloads need its network; the others read
+# and write small files (a summary ~20 ms, a figure ~1 s) and would cost a node two Snakemake start-ups each.
+localrules:
+    fetch_raw,
+    probe_dataset,
+    prepare_dataset,
+    summarize_cell,
+    runtime_table,
+    figure,
+    claims,
+    report_md,
 
 
 wildcard_constraints:
@@ -38,10 +52,6 @@ wildcard_constraints:
 
 def get_cell_prepared(wildcards):
     return PLAN.prepared_of_cell(wildcards.cell)
-
-
-def get_cell_code(wildcards):
-    return PLAN.cell_code(wildcards.cell)
 
 
 def get_cell_runs(wildcards):

@@ -59,3 +59,16 @@ def check_executor(workflow, args=None, which=shutil.which, stderr=None) -> str 
         (stderr or sys.stderr).write(f"banditrepro: warning: {line}\n")
         return line
     sys.exit(f"banditrepro: {line}")
+
+
+LOCAL_EXECUTORS = (None, "local", "dryrun", "touch")
+
+
+def submits_jobs(workflow, args=None) -> bool:
+    """Whether this Snakemake process submits its jobs to a cluster (or runs on a node for one): then the
+    missing shards are packed into bins (banditrepro/workflow/bins.py). Read from the command line, like
+    ``check_executor``; a job step on a node says so itself (``workflow.remote_exec``)."""
+    if workflow.remote_exec:
+        return True
+    args = args if args is not None else cli_args()
+    return args is not None and getattr(args, "executor", None) not in LOCAL_EXECUTORS

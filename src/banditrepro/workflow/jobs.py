@@ -32,22 +32,27 @@ def logged(body):
 
 
 @logged
-def simulate(plan, wildcards, input, output, params, log):
-    """One run (rule `simulate`), or a range of runs (`simulate_runs_a_b`), of one cell."""
-    from banditrepro.cell import simulate_to_file
+def simulate(plan, input, output, log):
+    """Every shard in ``output`` (one for rule `simulate`, a bin's for `simulate_bin_a_b`), in order."""
+    from banditrepro.cell import simulate_shard
 
-    _, horizon, algo = split_key(wildcards.cell)
-    jobs = zip(params.runs, output.cells) if "runs" in params.keys() else [(int(wildcards.run), output.cell)]
-    lines = [simulate_to_file(algo, input[0], horizon, run, params.base_seed, cell).describe() for run, cell in jobs]
+    lines = []
+    for path in output:
+        cell, first, last = plan.parse_shard(path)
+        _, horizon, algo = split_key(cell)
+        results = simulate_shard(algo, plan.prepared_of_cell(cell), horizon, first, last,
+                                 plan.config["base_seed"], path)
+        lines += [r.describe() for r in results]
     return "\n".join(lines) + "\n"
 
 
 @logged
-def summarize(plan, input, output, log):
+def summarize(plan, wildcards, input, output, log):
     from banditrepro.aggregate import write_summary
 
-    write_summary(list(input), output[0])
-    return f"{len(input)} runs summarized\n"
+    runs = plan.runs_of(wildcards.dataset, wildcards.horizon, wildcards.algo)
+    write_summary(list(input), output[0], runs)
+    return f"{runs} runs of {len(input)} shards summarized\n"
 
 
 @logged

@@ -1,17 +1,22 @@
 """What a config asks the workflow to do, computed once at parse time: ``build_plan(config, root)``.
 
 A ``Plan`` holds the validated config, its ``Layout`` (every path), the catalog, the manifest's figures,
-the runs of every cell and the grouping of those runs into jobs, and answers every input list and
+the runs of every cell and the shards and bins that compute them, and answers every input list and
 parameter the rules need. No path here is absolute unless the user configured it so: params and inputs
 are relative to the working directory (``rel``), so a copied or moved project folder is up to date.
 
-Grouping runs into jobs. A cell's runs are grouped into jobs of ``k`` runs
-(``cells_per_job``; ``auto`` sizes k from the horizon and the kernel's ns/step, banditrepro/jobsize.py),
-one workflow rule per run range. Run files that already exist, as a contiguous prefix run0..run{p-1}, are
-grouped on their own and the new runs after them in new ranges, so raising a figure's ``runs:`` adds jobs
-for the new runs only: Snakemake would otherwise rerun (and rewrite) every file of a range that mixes
-finished and missing runs. A grouping change never reruns a finished range: the rule names and the
-``runs`` param (derived from the outputs) are not recorded as rerun triggers.
+Shards. A cell's runs are stored in shards, one file per job holding runs first..last
+(``<cell>/<code>/runs<first>-<last>.npz``; ``code`` is the digest of the code the cell runs, so editing that
+code makes new files rather than rewriting old ones). A cell's *chain* is the shards holding its runs
+0..n-1: the shards that exist, followed from run 0 (one listing of the cell's folder), then new shards of
+``k`` runs (``cells_per_job``; ``auto`` sizes k from the horizon and the kernel's ns/step,
+banditrepro/jobsize.py) up to run n-1. Raising ``runs`` appends shards after the existing ones, so only
+the new runs are computed and no file is rewritten. A chain is the same when planned again after some of
+its new shards were written, so a killed run resumes with the same shards and a cluster node plans what
+the main process planned. A summary reads its chain and keeps runs 0..n-1 (the last shard may hold more).
+
+Bins. Under a cluster executor the missing shards are packed into bins of about ``job_minutes`` of
+estimated work (banditrepro/workflow/bins.py), one rule per bin writing the same shard files.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ from pathlib import Path
 
 from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
+from banditrepro.workflow import bins as binning
 from banditrepro.workflow import digests
 from banditrepro.workflow.config import check_config
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
-CHUNK_RULE = re.compile(r"simulate_runs_(\d+)_(\d+)$")
+SHARD_NAME = re.compile(r"runs(\d+)-(\d+)\.npz$")
+CODE_CHARS = 12  # of a cell's code digest in its folder name: 48 bits, no collision among a project's edits
 
 
 def cell_key(dataset: str, horizon: int, algo: str) -> str:
@@ -41,54 +48,52 @@ def split_key(key: str) -> tuple[str, int, str]:
     return dataset, int(horizon[1:]), algo
 
 
-def one_of(keys) -> str:
-    """Wildcard constraint matching exactly these cell keys (keeps the chunk rules unambiguous)."""
-    return "(?:" + "|".join(re.escape(k) for k in sorted(keys)) + ")" if keys else "(?!)"
-
-
-def chunk_name(first: int, last: int) -> str:
-    """Name of the rule computing runs first..last of its cells (``CHUNK_RULE`` reads it back)."""
-    return f"simulate_runs_{first}_{last}"
-
-
-def plan_chunks(runs: int, k: int, done: int = 0) -> list[tuple[int, int]]:
-    """Inclusive run ranges of ``runs`` runs, ``k`` per job: the ``done`` runs whose files exist first, on
-    their own, then the rest (so no range mixes finished and new runs)."""
-    done = max(0, min(done, runs))
-    new = [(a + done, b + done) for a, b in jobsize.chunks(runs - done, k)]
-    return jobsize.chunks(done, k) + new
-
-
-def existing_prefix(folder, runs: int) -> int:
-    """How many of run0.npz, run1.npz, ... exist in ``folder`` without a gap (at most ``runs``)."""
+def existing_shards(folder) -> dict[int, int]:
+    """first run -> last run of every shard file in ``folder`` (the longest where several start alike)."""
     try:
-        names = set(os.listdir(folder))
+        names = os.listdir(folder)
     except OSError:
-        return 0
-    p = 0
-    while p < runs and f"run{p}.npz" in names:
-        p += 1
-    return p
-
-
-def target_chunks(argv) -> dict[str, tuple[int, int]]:
-    """The chunk jobs a cluster node was started for (``--target-jobs simulate_runs_a_b:cell=...``): cell
-    key -> run range. A node parses the workflow again, when more or fewer run files exist than when the
-    main process planned, so it takes the ranges the main process chose from its command line."""
-    out: dict[str, tuple[int, int]] = {}
-    args = list(argv)
-    if "--target-jobs" not in args:
-        return out
-    for spec in args[args.index("--target-jobs") + 1 :]:
-        if spec.startswith("-"):
-            break
-        rule, _, wildcards = spec.partition(":")
-        m = CHUNK_RULE.match(rule)
-        # Snakemake writes rule:key=value,... and quotes a value that holds a comma
-        cell = re.search(r'(?:^|,)cell=("[^"]*"|[^,]*)', wildcards)
-        if m and cell:
-            out[cell.group(1).strip('"')] = (int(m.group(1)), int(m.group(2)))
+        return {}
+    out: dict[int, int] = {}
+    for name in names:
+        m = SHARD_NAME.fullmatch(name)
+        if m and int(m.group(2)) >= int(m.group(1)):
+            a, b = int(m.group(1)), int(m.group(2))
+            out[a] = max(b, out.get(a, b))
     return out
+
+
+def plan_chain(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, int]]:
+    """Inclusive run ranges holding runs 0..runs-1: existing shards followed from run 0, then new ones of
+    ``k`` runs (the last clipped at ``runs``)."""
+    chain, p = [], 0
+    while p < runs and p in existing:
+        chain.append((p, existing[p]))
+        p = existing[p] + 1
+    chain += [(a, min(a + k, runs) - 1) for a in range(p, runs, k)]
+    return chain
+
+
+def shard_size(key: str, runs: int, config: dict) -> int:
+    """Runs per new shard of a cell: ``cells_per_job`` (``auto``: from ``job_seconds``)."""
+    k = config["cells_per_job"]
+    if k == "auto":
+        _, horizon, algo = split_key(key)
+        k = jobsize.runs_per_job(algo, horizon, runs, config["job_seconds"])
+    return max(1, min(int(k), runs))
+
+
+@dataclass(frozen=True)
+class SimulateRule:
+    """What one shard-writing rule declares (``Plan.simulate_rules``)."""
+
+    name: str
+    input: object
+    output: object
+    log: str
+    constraints: dict
+    runtime: object  # minutes, or a function of the wildcards
+    mem_mb: int
 
 
 @dataclass
@@ -99,8 +104,10 @@ class Plan:
     catalog: object
     figures: list
     cell_runs: dict[str, int]  # cell key -> runs
-    single: list[str] = field(default_factory=list)  # cells computed one run per job (rule `simulate`)
-    chunked: dict[tuple[int, int], list[str]] = field(default_factory=dict)  # run range -> cells
+    codes: dict[str, str] = field(default_factory=dict)  # cell key -> code digest (its shards' folder)
+    chains: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
+    missing: set = field(default_factory=set)  # (cell, first, last) of the shards not written yet
+    bins: list = field(default_factory=list)  # bins.Bin: the missing shards packed for a cluster
 
     # --- paths ---------------------------------------------------------------------------------------------
     def root_path(self, p) -> str:
@@ -115,10 +122,24 @@ class Plan:
             return str(p)
         return os.path.relpath(self.root / p)
 
-    def cell_pattern(self, run="{run}") -> str:
-        """A cell's run file with the cell as one wildcard, ``{cell}`` = <dataset>/T<horizon>/<algo>
-        (Layout.cell with the three parts joined), so a rule can be restricted to a list of cells."""
-        return f"{self.layout.cells}/{{cell}}/run{run}.npz"
+    def shard_pattern(self) -> str:
+        """A shard with its cell as one wildcard, ``{cell}`` = <dataset>/T<horizon>/<algo>."""
+        return f"{self.layout.cells}/{{cell}}/{{code}}/runs{{first}}-{{last}}.npz"
+
+    def shard(self, cell: str, first: int, last: int) -> str:
+        return self.layout.shard(*split_key(cell), self.codes[cell], first, last)
+
+    def parse_shard(self, path: str) -> tuple[str, int, int]:
+        """(cell, first, last) of a shard path (``shard``'s inverse)."""
+        rest = str(path)[len(self.layout.cells) + 1:]
+        cell, _code, name = rest.rsplit("/", 2)
+        m = SHARD_NAME.fullmatch(name)
+        if not m:
+            raise ReproError(f"not a shard path: {path}")
+        return cell, int(m.group(1)), int(m.group(2))
+
+    def cell_folder(self, cell: str) -> str:
+        return f"{self.layout.cell_dir(*split_key(cell))}/{self.codes[cell]}"
 
     def log(self, *parts: str) -> str:
         """A job log of this config: <logs>/<parts...>.log (logs/ or logs/<name>/, see Layout.logs)."""
@@ -128,11 +149,6 @@ class Plan:
     def data_log(kind: str, name: str) -> str:
         """A data job's log: logs/<kind>/<name>.log, shared by every config like data/ itself."""
         return f"logs/{kind}/{name}.log"
-
-    @staticmethod
-    def cell_minutes(cell: str, runs: int = 1) -> int:
-        """SLURM runtime of a job computing ``runs`` runs of a cell (generous: ~5 min + 1 per 2e5 steps)."""
-        return 5 + runs * split_key(cell)[1] // 200_000
 
     @property
     def figure_by_stem(self) -> dict:
@@ -145,8 +161,38 @@ class Plan:
         return self.cell_runs[cell_key(dataset, int(horizon), algo)]
 
     def cell_files(self, dataset: str, horizon, algo: str) -> list[str]:
-        """Every run file of a cell (what its summary reads)."""
-        return [self.layout.cell(dataset, horizon, algo, r) for r in range(self.runs_of(dataset, horizon, algo))]
+        """The shards of a cell's chain (what its summary reads)."""
+        cell = cell_key(dataset, int(horizon), algo)
+        return [self.shard(cell, a, b) for a, b in self.chains[cell]]
+
+    def shard_seconds(self, cell: str, first: int, last: int) -> float:
+        """Estimated seconds of a shard's runs (jobsize.run_seconds)."""
+        _, horizon, algo = split_key(cell)
+        return (last - first + 1) * jobsize.run_seconds(algo, horizon)
+
+    def shard_minutes(self, cell: str, first: int, last: int) -> int:
+        """SLURM runtime of a job computing one shard: the bins' margin (bins.requested_minutes)."""
+        return binning.requested_minutes(self.shard_seconds(cell, first, last))
+
+    def all_shards(self) -> list[tuple[str, int, int]]:
+        """Every shard of every chain in the bins' order: by dataset (a bin reads one prepared file), cell,
+        first run. Indices into this list name the bins, and do not change as shards get written."""
+        return sorted(((c, a, b) for c, chain in self.chains.items() for a, b in chain),
+                      key=lambda s: (split_key(s[0])[0], s[0], s[1]))
+
+    def simulate_rules(self, prepared_of) -> list[SimulateRule]:
+        """The rules writing shards (workflow/rules/simulate.smk): `simulate` (one shard, wildcards; input
+        ``prepared_of(wildcards)``), then one per bin."""
+        out = [SimulateRule("simulate", prepared_of, self.shard_pattern(),
+                            self.log("cells", "{cell}", "{code}", "runs{first}-{last}"),
+                            {"cell": r"[^/]+/T\d+/[^/]+", "code": r"[0-9a-f]+", "first": r"\d+", "last": r"\d+"},
+                            lambda wc: self.shard_minutes(wc.cell, int(wc.first), int(wc.last)), 300)]
+        for b in self.bins:
+            if b.shards:
+                out.append(SimulateRule(b.name, self.prepared_of_cell(b.shards[0][0]),
+                                        [self.shard(*s) for s in b.shards], self.log("bins", b.name), {},
+                                        b.minutes, 1000))
+        return out
 
     def prepared_of_cell(self, cell: str) -> str:
         return self.layout.prepared_file(split_key(cell)[0])
@@ -233,32 +279,11 @@ class Plan:
         return self.root_path("config/deviations.yaml")
 
 
-def group_runs(cell_runs: dict[str, int], config: dict, done=lambda key, runs: 0, fixed=None):
-    """(single, chunked): cells computed one run per job, and run range -> cells computed in jobs of
-    exactly that range. ``done(key, runs)`` is the prefix of a cell's runs whose files exist; ``fixed``
-    (cell -> range) forces a cell's range (a cluster node's target job)."""
-    single, chunked = [], {}
-    for key, n in cell_runs.items():
-        if fixed and key in fixed:
-            chunked.setdefault(fixed[key], []).append(key)
-            continue
-        k = config["cells_per_job"]
-        if k == "auto":
-            _, horizon, algo = split_key(key)
-            k = jobsize.runs_per_job(algo, horizon, n, config["job_seconds"])
-        k = min(int(k), n)
-        if k == 1:
-            single.append(key)
-            continue
-        for chunk in plan_chunks(n, k, done(key, n)):
-            chunked.setdefault(chunk, []).append(key)
-    return single, chunked
-
-
-def build_plan(config: dict, root, argv=(), scan=True) -> Plan:
+def build_plan(config: dict, root, argv=(), scan=True, binned=False) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
-    claim, plan the runs of every cell. ``scan``: look at which run files exist (see the module docstring);
-    ``argv``: a cluster node's command line (its target jobs). ReproError (one line) on bad input."""
+    claim, plan the shards of every cell. ``scan``: look at which shards exist (see the module docstring);
+    ``binned``: pack the missing shards into bins (a cluster executor); ``argv``: a cluster node's command
+    line (the bins it runs). ReproError (one line) on bad input."""
     from banditrepro import claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
@@ -282,9 +307,14 @@ def build_plan(config: dict, root, argv=(), scan=True) -> Plan:
     runs = cell_runs(plan.figures, config["runs"], config["max_runs"])
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
 
-    def done(key, n):
-        # relative to the working directory, where Snakemake runs and writes the cells
-        return existing_prefix(plan.layout.cell_dir(*split_key(key)), n) if scan else 0
-
-    plan.single, plan.chunked = group_runs(plan.cell_runs, config, done, target_chunks(argv))
+    for key, n in plan.cell_runs.items():
+        plan.codes[key] = digests.cell_code(split_key(key)[2])[:CODE_CHARS]
+        existing = existing_shards(plan.cell_folder(key)) if scan else {}
+        plan.chains[key] = plan_chain(n, shard_size(key, n, config), existing)
+        plan.missing.update((key, a, b) for a, b in plan.chains[key] if existing.get(a) != b)
+    if binned:
+        ranges = binning.ranges_from_argv(argv)  # a node: the bins the main process chose
+        plan.bins = binning.pack(plan.all_shards(), plan.missing, plan.shard_seconds,
+                                 lambda cell: split_key(cell)[0], config["job_minutes"] * 60, ranges)
+        binning.check_limit(plan.bins, config.get("partition_minutes"))
     return plan
