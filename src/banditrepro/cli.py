@@ -258,7 +258,13 @@ def cmd_probe(args) -> int:
         try:
             cat.fetch(rel, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout)
         except ReproError as exc:
-            status.update(available=False, reason=f"requires network access: {exc}")
+            # the reason ends up in figures and tables: a mirror folder is named as such, not by its path
+            # relative to wherever Snakemake runs (that made two checkouts' tables differ)
+            reason = str(exc)
+            for mirror in args.mirror or ():
+                if "://" not in str(mirror):
+                    reason = reason.replace(f"{mirror}: ", "local mirror: ")
+            status.update(available=False, reason=f"requires network access: {reason}")
             break
     write_json(args.out, status)
     print(f"{args.dataset}: {'available' if status['available'] else status['reason']}")
@@ -352,20 +358,9 @@ def cmd_report(args) -> int:
 
 
 def cmd_estimate(args) -> int:
-    """Plan as the workflow does under a cluster executor and print what it would submit and write."""
-    import os
+    from banditrepro.workflow.estimate import run
 
-    from banditrepro.workflow.estimate import estimate, load_config, report
-    from banditrepro.workflow.plan import build_plan
-
-    project = args.project_info.root
-    if project is None:
-        raise ReproError(f"no project folder here ({args.project_info.hint()})")
-    files = [Path(f).resolve() for f in args.configfile or ()]
-    config = load_config(project, files, args.config or (), args.profile and Path(args.profile).resolve())
-    os.chdir(project)  # the plan's paths (and the shards it looks for) are relative to the project
-    plan = build_plan(config, project, binned=True)
-    print(report(estimate(plan), config.get("partition_minutes")))
+    print(run(args.project_info, args.configfile or (), args.config or (), args.profile))
     return 0
 
 
@@ -467,8 +462,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
 
-    s = sub.add_parser("estimate", help="what a cluster run submits and writes (SLURM jobs, lengths, CPU-hours, "
-                       "files, bytes), planned as the workflow plans it")
+    s = sub.add_parser("estimate", help="SLURM jobs, lengths, CPU-hours, files and bytes of a cluster run")
     s.add_argument("--configfile", action="append", help="as snakemake --configfile (repeatable)")
     s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
     s.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply (e.g. profiles/slurm)")

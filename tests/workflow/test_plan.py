@@ -1,97 +1,114 @@
-"""Run planning (banditrepro.workflow.plan): runs per cell, grouping runs into jobs, the grouping of existing
-runs apart from new ones, a cluster node's target jobs; and the grouping Snakemake sees in a dry run."""
+"""Run planning (banditrepro.workflow.plan and .bins): runs per cell, shard chains (existing shards kept,
+new ones appended, the same when planned again), cluster bins (sized by work, one dataset each, the same
+on a node as in the main process); and what Snakemake sees in a dry run."""
 
 import pytest
 import yaml
 
-from banditrepro import jobsize
+from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
 from banditrepro.manifest import cell_runs, load_manifest
-from banditrepro.workflow.plan import (
-    build_plan,
-    cell_key,
-    existing_prefix,
-    group_runs,
-    one_of,
-    plan_chunks,
-    split_key,
-    target_chunks,
-)
+from banditrepro.workflow import bins
+from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, plan_chain, split_key
 from tests.workflow.common import ROOT, TEST_CONFIG, job_counts, smk
 
 
-def test_plan_chunks_never_mix_existing_and_new_runs():
+def _flat(chain):
+    return [r for a, b in chain for r in range(a, b + 1)]
+
+
+def test_a_chain_holds_every_run_once_and_keeps_existing_shards():
     for runs in range(1, 25):
         for k in (1, 2, 3, 5, 20):
-            for done in range(0, runs + 2):
-                chunks = plan_chunks(runs, k, done)
-                flat = [r for a, b in chunks for r in range(a, b + 1)]
-                assert flat == list(range(runs))  # every run once, in order
-                assert all(b - a + 1 <= k for a, b in chunks)
-                assert not any(a < min(done, runs) <= b for a, b in chunks)  # no range straddles the prefix
-    assert plan_chunks(30, 30, 20) == [(0, 19), (20, 29)]
-    assert plan_chunks(20, 20, 0) == plan_chunks(20, 20, 20) == [(0, 19)]  # nothing or all done: as before
+            chain = plan_chain(runs, k, {})
+            assert _flat(chain) == list(range(runs)) and all(b - a + 1 <= k for a, b in chain)
+    # raising runs 20 -> 1000 with k 20 -> 500: the old shard stays, the new runs come after it
+    assert plan_chain(1000, 500, {0: 19}) == [(0, 19), (20, 519), (520, 999)]
+    # lowering runs: the existing shard holds more runs than asked (the summary keeps the first ones)
+    assert plan_chain(20, 20, {0: 499}) == [(0, 499)]
+    # a gap ends the existing part: shards after it are not followed
+    assert plan_chain(10, 5, {0: 1, 5: 9}) == [(0, 1), (2, 6), (7, 9)]
 
 
-def test_existing_prefix_stops_at_the_first_gap(tmp_path):
-    for r in (0, 1, 3):
-        (tmp_path / f"run{r}.npz").write_bytes(b"")
-    (tmp_path / "run2.json").write_bytes(b"")
-    assert existing_prefix(tmp_path, 10) == 2
-    assert existing_prefix(tmp_path, 1) == 1
-    assert existing_prefix(tmp_path / "missing", 5) == 0
+def test_a_chain_is_the_same_after_some_of_its_new_shards_were_written():
+    """What a killed run resumes and what a cluster node plans: writing any subset of the new shards
+    leaves the chain as it was."""
+    import itertools
+
+    for existing in ({}, {0: 3}, {0: 3, 4: 4}):
+        chain = plan_chain(23, 5, existing)
+        new = [s for s in chain if existing.get(s[0]) != s[1]]
+        for n in range(len(new) + 1):
+            for written in itertools.combinations(new, n):
+                assert plan_chain(23, 5, {**existing, **dict(written)}) == chain
 
 
-def test_target_chunks_read_a_nodes_command_line():
-    argv = ["snakemake", "--target-jobs", "simulate_runs_20_29:cell=sushi16/T2000/c2b-kl+B_offset=6",
-            "summarize_cell:dataset=x,horizon=1,algo=y", 'simulate_runs_0_4:cell="a/T1/b+x=1,y=2"', "--cores", "1"]
-    assert target_chunks(argv) == {"sushi16/T2000/c2b-kl+B_offset=6": (20, 29), "a/T1/b+x=1,y=2": (0, 4)}
-    assert target_chunks(["snakemake", "-n"]) == {}
+def test_existing_shards_reads_the_shard_names_of_a_folder(tmp_path):
+    for name in ("runs0-4.npz", "runs0-9.npz", "runs10-19.npz", "runs20-29.json", "run3.npz", "runs5-2.npz"):
+        (tmp_path / name).write_bytes(b"")
+    assert existing_shards(tmp_path) == {0: 9, 10: 19}  # the longest of two from run 0; no sidecar, no junk
+    assert existing_shards(tmp_path / "missing") == {}
 
 
-def test_group_runs_uses_done_prefix_and_fixed_ranges():
-    cfg = {"cells_per_job": 5, "job_seconds": 2.0}
-    runs = {"a/T10/x": 12, "b/T10/y": 1, "c/T10/z": 12}
-    single, chunked = group_runs(runs, cfg, done=lambda key, n: 7 if key == "a/T10/x" else 0,
-                                 fixed={"c/T10/z": (3, 9)})
-    assert single == ["b/T10/y"]
-    assert sorted(r for r, cells in chunked.items() if "a/T10/x" in cells) == [(0, 4), (5, 6), (7, 11)]
-    assert [r for r, cells in chunked.items() if "c/T10/z" in cells] == [(3, 9)]
+def test_bins_are_sized_by_work_and_hold_one_dataset():
+    shards = [(f"{d}/T10/a{i}", 0, 0) for d in ("x", "y") for i in range(10)]
+    cost = {s: (30.0 if s[0].startswith("x") else 1.0) for s in shards}
+    missing = set(shards) - {shards[0]}
+    out = bins.pack(shards, missing, lambda *s: cost[s], lambda c: c.split("/")[0], 100.0)
+    # x: 9 shards of 30 s -> ceil(270 / 100) = 3 bins of 90 s; y: 10 s in one bin
+    assert [round(b.seconds) for b in out] == [90, 90, 90, 10]
+    assert sorted(s for b in out for s in b.shards) == sorted(missing)  # every missing shard once
+    assert all(len({c.split("/")[0] for c, _, _ in b.shards}) == 1 for b in out)
+    assert shards[0] not in {s for b in out for s in b.shards}
+    # a node gets its bin by name: the same shards even after other bins' shards were written
+    first = out[0]
+    argv = ["snakemake", "--target-jobs", f"{first.name}:", "--cores", "1"]
+    assert bins.ranges_from_argv(argv) == [(first.first, first.last)]
+    later = missing - set(out[1].shards)
+    again = bins.pack(shards, later, lambda *s: cost[s], lambda c: c.split("/")[0], 100.0,
+                      bins.ranges_from_argv(argv))
+    assert again == [first]
+    assert bins.ranges_from_argv(["snakemake", "-n"]) is None
 
 
-def test_cell_keys_and_one_of():
+def test_a_bin_asks_slurm_for_a_margin_and_a_partition_limit_stops_the_parse():
+    assert bins.requested_minutes(0) == bins.START_MINUTES
+    assert bins.requested_minutes(600) == bins.START_MINUTES + 30  # 10 min estimated, 3 x
+    b = bins.Bin(0, 3, (("x/T1/a", 0, 0),), 1200.0)
+    bins.check_limit([b], None)
+    bins.check_limit([b], 65)
+    with pytest.raises(ReproError, match=r"^configuration error: partition_minutes: .* 65 min .* allows 60"):
+        bins.check_limit([b], 60)
+
+
+def test_cell_keys():
     key = cell_key("sushi16", 2000, "c2b-kl+B_offset=6")
     assert split_key(key) == ("sushi16", 2000, "c2b-kl+B_offset=6")
-    import re
-
-    pat = re.compile(one_of([key, "a/T1/b"]) + "$")
-    assert pat.match(key) and pat.match("a/T1/b") and not pat.match("a/T1/bc") and not pat.match("aXT1/b")
-    assert not re.match(one_of([]), "anything")
 
 
 def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)  # no run files here
+    monkeypatch.chdir(tmp_path)  # no shards here
     cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
     plan = build_plan(cfg, ROOT)
     lay = Layout(cfg["results_dir"], cfg["base_seed"])
     assert plan.layout == lay
     key = next(iter(plan.cell_runs))
     ds, h, algo = split_key(key)
-    assert plan.cell_pattern(3).format(cell=key) == lay.cell(ds, h, algo, 3)
-    assert plan.cell_files(ds, h, algo) == [lay.cell(ds, h, algo, r) for r in range(plan.cell_runs[key])]
+    a, b = plan.chains[key][0]
+    path = plan.shard(key, a, b)
+    assert path == lay.shard(ds, h, algo, plan.codes[key], a, b)
+    assert plan.shard_pattern().format(cell=key, code=plan.codes[key], first=a, last=b) == path
+    assert plan.parse_shard(path) == (key, a, b)
+    assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.chains[key]]
     assert plan.all_targets()[-3:] == [lay.claims_csv, lay.runtime_csv, lay.report_md]
     assert plan.log("claims") == f"{lay.logs}/claims.log"
     assert not any(p.startswith("/") for p in plan.all_targets() + [plan.rel("config/datasets.yaml")])
-    # every run of every cell is made by exactly one rule
-    made = {}
-    for (a, b), cells in plan.chunked.items():
-        for c in cells:
-            for r in range(a, b + 1):
-                made[(c, r)] = made.get((c, r), 0) + 1
-    for c in plan.single:
-        for r in range(plan.cell_runs[c]):
-            made[(c, r)] = made.get((c, r), 0) + 1
-    assert made == {(c, r): 1 for c, n in plan.cell_runs.items() for r in range(n)}
+    assert plan.missing == {(c, a, b) for c, chain in plan.chains.items() for a, b in chain}  # nothing exists
+    assert not plan.bins  # no cluster executor
+    binned = build_plan(yaml.safe_load((ROOT / TEST_CONFIG).read_text()), ROOT, binned=True)
+    assert sorted(s for b in binned.bins for s in b.shards) == sorted(plan.missing)
+    rules = binned.simulate_rules(lambda wc: None)
+    assert rules[0].name == "simulate" and {r.name for r in rules[1:]} == {b.name for b in binned.bins}
 
 
 def _default_cells():
@@ -119,14 +136,14 @@ def test_cell_runs_take_the_most_any_figure_asks_and_the_cap():
 
 
 def test_auto_job_size_groups_short_runs_and_keeps_long_ones_apart():
-    # C2B-KL at T = 1e5 (~1 ms a run): all 20 runs in one job; Lazy-DP-TS at T = 1e6 (~0.4 s): 5 per ~2 s job;
-    # SCB at T = 1e6 (~1.1 s): one each
+    # C2B-KL at T = 1e5 (~1 ms a run): all 20 runs in one shard; Lazy-DP-TS at T = 1e6 (~0.4 s): 10 per ~5 s
+    # shard; SCB at T = 1e6 (~1.1 s): 2 per shard
     assert jobsize.runs_per_job("c2b-kl+B_offset=6", 100_000, 20) == 20
-    assert jobsize.runs_per_job("lazy-dp-ts", 1_000_000, 20) == 5
-    assert jobsize.runs_per_job("scb", 1_000_000, 20) == 1
-    assert 1 < jobsize.runs_per_job("rucb", 100_000, 200) < 200
+    assert jobsize.runs_per_job("lazy-dp-ts", 1_000_000, 20) == 10
+    assert jobsize.runs_per_job("scb", 1_000_000, 20) == 2
+    assert 1 < jobsize.runs_per_job("rucb", 1_000_000, 200) < 200
     # a plugin without ns_per_step counts as the documented default (200 ns/step: 2 s a run at T = 1e7)
-    assert jobsize.runs_per_job("uniform-pairs", 10_000_000, 20) == 1
+    assert jobsize.runs_per_job("uniform-pairs", 10_000_000, 20) == 2
     assert jobsize.chunks(7, 3) == [(0, 2), (3, 5), (6, 6)]
     for name, T in (("rucb", 100_000), ("c2b", 1_000_000), ("ws-w", 100_000)):
         k = jobsize.runs_per_job(name, T, 200)
@@ -134,16 +151,13 @@ def test_auto_job_size_groups_short_runs_and_keeps_long_ones_apart():
 
 
 @pytest.mark.workflow
-def test_dry_run_of_the_default_config_groups_the_runs_of_every_cell(tmp_path):
+def test_dry_run_of_the_default_config_makes_one_job_per_shard(tmp_path):
     r = smk("-n", "--directory", str(tmp_path), "--workflow-profile", str(ROOT / "profiles/default"))
     assert r.returncode == 0, r.stderr
     counts = job_counts(r.stdout + r.stderr)
     _, runs = _default_cells()
     expected = sum(len(jobsize.chunks(n, jobsize.runs_per_job(c[2], c[1], n))) for c, n in runs.items())
-    simulate = sum(v for k, v in counts.items() if k.startswith("simulate"))
-    assert simulate == expected
-    # auto grouping: far fewer jobs than run files (one job per run was 2,436 jobs for 2,300 runs)
-    assert counts["total"] < sum(runs.values()) / 3
+    assert counts["simulate"] == expected
+    # auto sizing: far fewer jobs than runs
+    assert counts["total"] < sum(runs.values()) / 10
     assert counts["summarize_cell"] == len(runs) and counts["claims"] == 1 and counts["figure"] >= 10
-
-

@@ -106,3 +106,18 @@ def report(numbers: dict, partition_minutes=None) -> str:
             "per run besides)"]
     lines.append(f"writes: about {n['files']:,} files, {n['bytes'] / 1e6:,.0f} MB of shards")
     return "\n".join(lines)
+
+
+def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
+    """``banditrepro estimate``: plan as the workflow does under a cluster executor, in the project folder."""
+    import os
+
+    from banditrepro.workflow.plan import build_plan
+
+    if project_info.root is None:
+        raise ReproError(f"no project folder here ({project_info.hint()})")
+    files = [Path(f).resolve() for f in configfiles]
+    config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
+    os.chdir(project_info.root)  # the plan's paths (and the shards it looks for) are relative to the project
+    plan = build_plan(config, project_info.root, binned=True)
+    return report(estimate(plan), config.get("partition_minutes"))
