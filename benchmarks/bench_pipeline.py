@@ -83,24 +83,25 @@ def run_pipeline(workdir: Path, cores: int, extra: list[str], data: Path) -> dic
     return {"wall_s": wall, "cpu_s": cpu, "snakemake_main_thread_cpu_s": float(main_cpu.read_text()),
             "jobs": max(totals) if totals else None, "lines_printed": len(out),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-            "cells": len(sidecars), "kernel_s": sum(s["wall_seconds"] for s in sidecars),
-            "kernel_cpu_s": sum(s["kernel_cpu_seconds"] for s in sidecars),
+            # one sidecar per shard, one entry per run
+            "cells": sum(len(s["runs"]) for s in sidecars), "shards": len(sidecars),
+            "kernel_s": sum(sum(s["wall_seconds"]) for s in sidecars),
+            "kernel_cpu_s": sum(sum(s["kernel_cpu_seconds"]) for s in sidecars),
             "job_bodies_cpu_s": sum(bodies), "job_bodies": len(bodies),
-            "numba_load_s": sum(s["load_seconds"] for s in sidecars),
+            "numba_load_s": sum(sum(s["load_seconds"]) for s in sidecars),
+            "files": sum(1 for _ in workdir.rglob("*") if _.is_file()),
             "results_mb": du_mb(workdir / "results"), "command": shlex.join(cmd)}
 
 
 def _cells_task(job) -> tuple[float, float, float]:
-    """Worker process: some runs of one cell -> (CPU seconds, kernel CPU seconds, numba load seconds)."""
-    from banditrepro.cell import simulate_to_file
+    """Worker process: one shard of one cell -> (CPU seconds, kernel CPU seconds, numba load seconds)."""
+    from banditrepro.cell import simulate_shard
 
-    (dataset, horizon, algo), runs, base_seed, prepared, cells = job
-    cpu, kernel, load = time.process_time(), 0.0, 0.0
-    for r in runs:
-        res = simulate_to_file(algo, prepared / f"{dataset}.json", horizon, r, base_seed,
-                               cells / f"{dataset}/T{horizon}/{algo}/run{r}.npz")
-        kernel += res.meta["kernel_cpu_seconds"]
-        load += res.meta["load_seconds"]
+    (dataset, horizon, algo), (first, last), base_seed, prepared, path = job
+    cpu = time.process_time()
+    results = simulate_shard(algo, prepared / f"{dataset}.json", horizon, first, last, base_seed, path)
+    kernel = sum(r.meta["kernel_cpu_seconds"] for r in results)
+    load = sum(r.meta["load_seconds"] for r in results)
     return time.process_time() - cpu, kernel, load
 
 
@@ -139,8 +140,16 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     lay = Layout(str(out), cfg["base_seed"], data_dir=str(data))
 
     todo = [c for c in nruns if panel_status(c[0], lay)[0]]
-    jobs = [(c, list(range(i, min(i + 5, nruns[c]))), lay.base_seed, Path(lay.prepared), Path(lay.cells))
-            for c in todo for i in range(0, nruns[c], 5)]
+    # the workflow's shards (its chains and code digests, nothing existing), so the files compare by name
+    from banditrepro.workflow.plan import build_plan, cell_key
+
+    plan = build_plan(dict(cfg), ROOT, scan=False)
+    files = {}
+    for c in todo:
+        key = cell_key(*c)
+        for a, b in plan.chains[key]:
+            files[(c, (a, b))] = lay.shard(*c, plan.codes[key], a, b)
+    jobs = [(c, ab, lay.base_seed, Path(lay.prepared), path) for (c, ab), path in files.items()]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
         cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))
     stages.update({"kernels": kernel, "numba_load": load, "cell_files_and_setup": cpu - kernel - load})
@@ -149,8 +158,8 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     summaries = []
     for dataset, horizon, algo in todo:
         summaries.append(lay.summary(dataset, horizon, algo))
-        write_summary([lay.cell(dataset, horizon, algo, r) for r in range(nruns[(dataset, horizon, algo)])],
-                      summaries[-1])
+        write_summary([p for (c, _), p in files.items() if c == (dataset, horizon, algo)], summaries[-1],
+                      nruns[(dataset, horizon, algo)])
     stages["summaries"] = time.process_time() - t
 
     t = time.process_time()
@@ -190,9 +199,12 @@ def main() -> int:
     overhead = pipe["cpu_s"] - work
     same, n = same_cells(args.workdir / "loop/results/cells", args.workdir / "pipeline/results/cells")
     report = {"pipeline": pipe, "plain_loop": loop, "work_cpu_s": work, "fixed_overhead_cpu_s": overhead,
-              "fixed_overhead_share": overhead / pipe["cpu_s"], "identical_cells": f"{same}/{n}"}
+              "fixed_overhead_share": overhead / pipe["cpu_s"], "identical_cells": f"{same}/{n}",
+              # the issue-21 measure: all the pipeline's CPU per CPU second its kernels spend simulating
+              "pipeline_cpu_per_kernel_cpu": pipe["cpu_s"] / pipe["kernel_cpu_s"]}
 
-    print(f"pipeline: {pipe['cells']} cells in {pipe['jobs']} jobs, {pipe['wall_s']:.0f} s wall, "
+    print(f"pipeline CPU / kernel CPU: {report['pipeline_cpu_per_kernel_cpu']:.2f}; {pipe['files']} files written")
+    print(f"pipeline: {pipe['cells']} cells in {pipe['shards']} shards, {pipe['jobs']} jobs, {pipe['wall_s']:.0f} s wall, "
           f"{pipe['cpu_s']:.0f} CPU-s, {pipe['lines_printed']} lines printed, "
           f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
           f"(kernels {pipe['kernel_s']:.0f} s wall, {pipe['kernel_cpu_s']:.0f} CPU-s; numba loads "

@@ -18,7 +18,9 @@ from banditrepro.workflow.plan import build_plan
 
 try:
     # under a cluster executor the missing shards are packed into bins; a node's command line names its bins
-    PLAN = build_plan(config, workflow.basedir, argv=sys.argv, binned=cluster.submits_jobs(workflow))
+    PLAN = build_plan(
+        config, workflow.basedir, argv=sys.argv, binned=cluster.submits_jobs(workflow)
+    )
 except ReproError as exc:
     fail(exc)
 LAYOUT = PLAN.layout
