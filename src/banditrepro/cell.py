@@ -80,42 +80,61 @@ def versions() -> dict[str, str]:
 
 def run_cell(algorithm: str, params: dict[str, Any] | None, instance, horizon: int, run: int,
              base_seed: int) -> CellResult:
+    return run_cells(algorithm, params, instance, horizon, [run], base_seed)[0]
+
+
+def run_cells(algorithm: str, params: dict[str, Any] | None, instance, horizon: int, runs, base_seed: int
+              ) -> list[CellResult]:
+    """Runs ``runs`` of one cell. What every run shares (parameters, grid, regret table of a fixed instance,
+    the kernel's load) is set up once; each run draws from its own stream, so its result is the same as
+    alone."""
     spec = algorithms.get(algorithm)
     resolved = spec.resolve(params)
-    drawn = {}
-    if getattr(instance, "generative", False):
-        # this run's instance, from its own stream (not the algorithm's); regret is measured on it
-        instance, u = instance.draw(instance_seed_sequence(base_seed, instance.name, run))
-        # recorded: the utilities (they determine the matrix) and the top gap p_12 − 1/2 = (u_1 − u_2)/2
-        drawn = {"instance_utilities": u, "instance_top_gap": np.float64(instance.P[0, 1] - 0.5)}
-    spec.check_instance(instance)
     if int(horizon) != horizon or not 1 <= horizon <= MAX_HORIZON:
         raise ReproError(f"horizon must be an integer in [1, {MAX_HORIZON_TEXT}], got {horizon}")
-    if not (0 <= run <= MAX_SEED and 0 <= base_seed <= MAX_SEED):
-        raise ReproError(f"run index and base seed must be integers in [0, 2^63 - 1], got {run}, {base_seed}")
+    for run in runs:
+        if not (0 <= run <= MAX_SEED and 0 <= base_seed <= MAX_SEED):
+            raise ReproError(f"run index and base seed must be integers in [0, 2^63 - 1], got {run}, {base_seed}")
     horizon = int(horizon)
     grid = regret_grid(horizon)
-    metrics, tab = regret_table(instance)
-    # Load (or compile) the kernel on a 1-step problem first, with a throwaway generator, so the
-    # wall time reported is the simulation's alone; the cell's own stream is untouched.
-    start = time.perf_counter()
-    spec.run(instance, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
-    load = time.perf_counter() - start
-    rng = cell_generator(base_seed, instance.name, run)
-    start, cpu_start = time.perf_counter(), time.thread_time()
-    out, n_batches, steps = spec.run(instance, horizon, tab, grid, rng, **resolved)
-    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
-    if steps != horizon:
-        raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
-    curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}
-    # CPU time of this thread in the kernel: unlike the wall time, it does not grow while other jobs hold the cores
-    meta = {"load_seconds": load, "kernel_cpu_seconds": cpu}
+    generative = getattr(instance, "generative", False)
+    if not generative:
+        spec.check_instance(instance)
+        metrics, tab = regret_table(instance)
+    plugin = {}
     if algorithm not in algorithms.MODULES:  # provenance of a plugin's cell: its distribution and version
         from banditrepro import plugins
 
-        meta["plugin"] = plugins.origin(plugins.entry_points()[algorithm])
-    return CellResult(algorithm, resolved, instance.name, horizon, run, base_seed, grid, curves,
-                      int(n_batches), wall, meta, drawn)
+        plugin = {"plugin": plugins.origin(plugins.entry_points()[algorithm])}
+    results, load = [], None
+    for run in runs:
+        case, drawn = instance, {}
+        if generative:
+            # this run's instance, from its own stream (not the algorithm's); regret is measured on it
+            case, u = instance.draw(instance_seed_sequence(base_seed, instance.name, run))
+            # recorded: the utilities (they determine the matrix) and the top gap p_12 − 1/2 = (u_1 − u_2)/2
+            drawn = {"instance_utilities": u, "instance_top_gap": np.float64(case.P[0, 1] - 0.5)}
+            spec.check_instance(case)
+            metrics, tab = regret_table(case)
+        if load is None:
+            # Load (or compile) the kernel on a 1-step problem first, with a throwaway generator, so the
+            # wall time reported is the simulation's alone; the runs' own streams are untouched.
+            start = time.perf_counter()
+            spec.run(case, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
+            load = time.perf_counter() - start
+        rng = cell_generator(base_seed, case.name, run)
+        start, cpu_start = time.perf_counter(), time.thread_time()
+        out, n_batches, steps = spec.run(case, horizon, tab, grid, rng, **resolved)
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
+        if steps != horizon:
+            raise RuntimeError(f"{algorithm}: kernel ran {steps} steps, expected T={horizon}")
+        curves = {m: np.ascontiguousarray(out[k]) for k, m in enumerate(metrics)}
+        # CPU time of this thread in the kernel: unlike the wall time, it does not grow while other jobs
+        # hold the cores. The kernel's load is counted once, on the first run.
+        meta = {"load_seconds": load if not results else 0.0, "kernel_cpu_seconds": cpu, **plugin}
+        results.append(CellResult(algorithm, resolved, case.name, horizon, run, base_seed, grid, curves,
+                                  int(n_batches), wall, meta, drawn))
+    return results
 
 
 def write_cell(result: CellResult, path: str | Path, sidecar: str | Path | None = None) -> None:
@@ -157,13 +176,13 @@ def shard_arrays(results: list[CellResult]) -> dict[str, np.ndarray]:
 
 def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
     """A shard's sidecar: what names its runs, then each run's measured times (lists in run order)."""
-    first = results[0].sidecar()
-    side = {k: first[k] for k in ("algorithm_id", "instance", "horizon", "versions")}
+    each = [r.sidecar() for r in results]
+    side = {k: each[0][k] for k in ("algorithm_id", "instance", "horizon", "versions")}
     side["runs"] = [r.run for r in results]
     for key in ("wall_seconds", "n_batches", "load_seconds", "kernel_cpu_seconds"):
-        side[key] = [r.sidecar().get(key) for r in results]
-    if "plugin" in first:
-        side["plugin"] = first["plugin"]
+        side[key] = [e.get(key) for e in each]
+    if "plugin" in each[0]:
+        side["plugin"] = each[0]["plugin"]
     return side
 
 
@@ -183,7 +202,7 @@ def simulate_shard(algorithm_id: str, prepared: str | Path, horizon: int, first:
 
     name, params = algorithms.parse_algorithm_id(algorithm_id)
     instance = load_prepared(prepared)
-    results = [run_cell(name, params, instance, horizon, run, base_seed) for run in range(first, last + 1)]
+    results = run_cells(name, params, instance, horizon, range(first, last + 1), base_seed)
     write_shard(results, out)
     return results
 
