@@ -33,6 +33,9 @@ def test_nested_defaults_are_filled():
     ({"cells_per_job": "often"}, ["cells_per_job", '"often"', "expected"]),
     ({"results_dir": "/tmp/x"}, ["results_dir", "/tmp/x", "relative folder"]),
     ({"download": {"retriez": 1}}, ["unknown key download.retriez"]),
+    ({"job_minutes": 0}, ["job_minutes = 0"]),
+    ({"job_minutes": "long"}, ["job_minutes", "long"]),
+    ({"partition_minutes": 0}, ["partition_minutes"]),
 ])
 def test_error_line_names_key_and_value(cfg, words):
     schema = yaml.safe_load(SCHEMA.read_text())
@@ -46,7 +49,8 @@ def test_error_line_names_key_and_value(cfg, words):
 def test_config_errors_are_one_line_naming_key_and_value(tmp_path):
     for text, key, value in (("runs: 2\nrunz: 3\n", "runz", "runz"), ("runs: 0\n", "runs", "0"),
                              ("cells_per_job: often\n", "cells_per_job", "often"),
-                             ("results_dir: /tmp/x\n", "results_dir", "/tmp/x")):
+                             ("results_dir: /tmp/x\n", "results_dir", "/tmp/x"),
+                             ("job_minutes: -5\n", "job_minutes", "-5")):
         cfg = tmp_path / "c.yaml"
         cfg.write_text(text)
         r = smk("-n", "--directory", str(tmp_path), "--configfile", str(cfg))

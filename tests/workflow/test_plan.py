@@ -2,6 +2,8 @@
 new ones appended, the same when planned again), cluster bins (sized by work, one dataset each, the same
 on a node as in the main process); and what Snakemake sees in a dry run."""
 
+import re
+
 import pytest
 import yaml
 
@@ -161,3 +163,36 @@ def test_dry_run_of_the_default_config_makes_one_job_per_shard(tmp_path):
     # auto sizing: far fewer jobs than runs
     assert counts["total"] < sum(runs.values()) / 10
     assert counts["summarize_cell"] == len(runs) and counts["claims"] == 1 and counts["figure"] >= 10
+
+
+def test_estimate_prints_submissions_lengths_cpu_hours_files_and_bytes(tmp_path):
+    """`banditrepro estimate` plans as the workflow does under a cluster executor, without Snakemake."""
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-m", "banditrepro", "estimate", "--project", str(ROOT), "--configfile",
+           str(ROOT / TEST_CONFIG), "--config", "results_dir=results/estimate-test"]  # no shards there
+    r = subprocess.run(cli, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    n = int(re.search(r"SLURM submissions: (\d+)", out).group(1))
+    cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
+    datasets = {c.split("/")[0] for c in build_plan(cfg, ROOT, scan=False).cell_runs}
+    assert 1 <= n <= len(datasets)  # the test config's few CPU-seconds: one bin per dataset at most
+    assert re.search(r"requested --time .* max \d+ min", out) and "CPU-hours" in out
+    assert re.search(r"writes: about [\d,]+ files, [\d,]+ MB", out)
+    # a partition limit the bins would exceed stops it in one line naming the key
+    r = subprocess.run([*cli, "partition_minutes=1"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "partition_minutes" in r.stderr, r.stderr
+
+
+def test_a_cluster_executor_packs_bins_and_a_node_reads_its_own():
+    from types import SimpleNamespace
+
+    from banditrepro.workflow.cluster import submits_jobs
+
+    main = SimpleNamespace(remote_exec=False)
+    assert submits_jobs(main, SimpleNamespace(executor="slurm"))
+    assert not submits_jobs(main, SimpleNamespace(executor=None))
+    assert not submits_jobs(main, SimpleNamespace(executor="local"))
+    assert submits_jobs(SimpleNamespace(remote_exec=True), None)  # a job step on a node

@@ -48,6 +48,19 @@ def test_interrupt_note_follows_the_workflow_error():
     assert out.getvalue().strip().endswith(INTERRUPTED)
 
 
+def test_interrupt_inside_an_input_function_gets_the_note_too():
+    """Ctrl-C during a DAG update (input functions re-evaluated after a checkpoint) ends in Snakemake's
+    InputFunctionException wrapping KeyboardInterrupt, without "Terminating processes"."""
+    out = io.StringIO()
+    h = ProgressLine(out)
+    h.emit(record("InputFunctionException in rule simulate in file simulate.smk, line 21:\nError:\n"
+                  "  KeyboardInterrupt: \nWildcards:\n  last=1", level=logging.ERROR))
+    assert out.getvalue().strip().endswith(INTERRUPTED)
+    other = io.StringIO()
+    ProgressLine(other).emit(record("InputFunctionException in rule simulate:\n  KeyError: 'x'", level=logging.ERROR))
+    assert other.getvalue() == ""
+
+
 def test_progress_lines_are_rate_limited():
     out = io.StringIO()
     h = ProgressLine(out)

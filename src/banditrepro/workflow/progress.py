@@ -88,6 +88,10 @@ class ProgressLine(logging.Handler):
                 self.interrupted = True
             elif self.interrupted and record.levelno >= logging.ERROR and "did not complete" in str(record.msg):
                 self._write(INTERRUPTED)
+            elif record.levelno >= logging.ERROR and "KeyboardInterrupt" in str(record.msg):
+                # Ctrl-C while Snakemake evaluates input functions (a DAG update after a checkpoint): it
+                # reports an InputFunctionException wrapping the interrupt and stops there
+                self._write(INTERRUPTED)
         except Exception:  # progress output must never break a run
             pass
 
