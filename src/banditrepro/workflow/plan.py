@@ -266,9 +266,6 @@ class Plan:
         return digests.digest([cat.dataset(dataset)] + [cat.source(s) for s in cat.raw_inputs(dataset)])
 
     # --- digests of what each job draws from ---------------------------------------------------------------
-    def cell_code(self, cell: str) -> str:
-        return digests.cell_code(split_key(cell)[2])
-
     def figure_digest(self, paper: str, figure: str) -> str:
         return digests.figure_digest(self.figure(paper, figure))
 
