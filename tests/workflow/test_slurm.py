@@ -199,3 +199,12 @@ def test_outputs_equal_those_of_a_local_run(slurm_run, local_run):
         text = p.read_text()
         return text[:text.index("## Run time of the kernels")]
     assert without_runtimes(results / "report.md") == without_runtimes(local_run / RESULTS / "report.md")
+
+
+def test_a_local_run_finds_the_clusters_shards_up_to_date(slurm_run):
+    """Bins and the per-shard rule record the same things for a shard (banditrepro/workflow/bins.py), so
+    the cluster's results are up to date for a local run in the same folder: nothing reruns."""
+    work = slurm_run[0]
+    r = smk("-n", "--directory", str(work), "--workflow-profile", str(ROOT / "profiles/default"), *CONFIG)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "Nothing to be done" in out, out[-3000:]
