@@ -237,15 +237,6 @@ def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]
     return out
 
 
-def load_cell(path: str | Path) -> dict[str, Any]:
-    cell = load_npz(path, _CELL_KEYS)
-    grid = np.asarray(cell["grid"])
-    bad = [k for k, v in cell.items() if "regret" in k and not k.startswith("final_") and np.shape(v) != grid.shape]
-    if grid.ndim != 1 or grid.size == 0 or bad:
-        raise CorruptFile(path, f"curves {bad or ['grid']} do not match the grid")
-    return cell
-
-
 def load_runs(path: str | Path) -> dict[str, Any]:
     """A run file or a shard as a block of runs: the shared arrays, and every per-run array with a leading
     run axis (``run`` is then a 1-d array). ``CorruptFile`` if it cannot be read or does not fit together."""

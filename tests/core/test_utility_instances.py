@@ -10,7 +10,7 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.aggregate import load_summary, write_summary
-from banditrepro.cell import load_cell, run_cell, write_cell
+from banditrepro.cell import load_npz, run_cell, write_cell
 from banditrepro.datasets.catalog import load_catalog, load_prepared
 from banditrepro.datasets.derive import utility_model
 from banditrepro.instances import PreferenceMatrix, UtilityModel
@@ -103,13 +103,13 @@ def test_cells_record_the_instance_and_summary_keeps_the_top_gaps(prepared, tmp_
         res = run_cell("ws-w", None, model, 500, run, SEED)
         p = tmp_path / f"{run}.npz"
         write_cell(res, p)
-        cell = load_cell(p)
+        cell = load_npz(p)
         assert cell["instance"] == "utility10"  # summarize's same-instance check stays valid
         assert np.array_equal(cell["instance_utilities"], res.drawn["instance_utilities"])
         paths.append(p)
     write_summary(paths, tmp_path / "s.npz")
     s = load_summary(tmp_path / "s.npz")
-    gaps = np.array([load_cell(p)["instance_top_gap"] for p in paths])
+    gaps = np.array([load_npz(p)["instance_top_gap"] for p in paths])
     assert np.array_equal(s["instance_top_gap"], gaps) and s["instance_utilities"].shape == (5, 10)
     st = top_gap_stats(s)
     assert st["top_gap_median"] == pytest.approx(np.median(gaps))

@@ -148,13 +148,13 @@ def test_corrupt_summary_is_named_and_removed(tmp_path, matrix_file):
 def test_summary_stores_per_run_arrays_in_run_order_whatever_the_input_order(tmp_path, matrix_file):
     """Claims pair runs by index through ``runs``: every per-run array must follow it."""
     from banditrepro.aggregate import summarize
-    from banditrepro.cell import load_cell
+    from banditrepro.cell import load_npz
 
     cells = _cells(tmp_path, matrix_file)
     ordered, shuffled = summarize(cells), summarize([cells[2], cells[0], cells[1]])
     assert ordered["runs"].tolist() == [0, 1, 2]
     assert [k for k in ordered if not np.array_equal(ordered[k], shuffled[k])] == []  # wall times included
-    assert ordered["regret_final"].tolist() == [float(load_cell(c)["regret"][-1]) for c in cells]
+    assert ordered["regret_final"].tolist() == [float(load_npz(c)["regret"][-1]) for c in cells]
 
 
 def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_path, matrix_file):

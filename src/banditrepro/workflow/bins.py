@@ -75,8 +75,8 @@ def pack(shards, missing, seconds, dataset_of, target_seconds: float, ranges=Non
     about ``target_seconds`` of ``seconds(*shard)``: a dataset's n = ceil(work / target) bins get equal
     shares of its work, cut greedily in order. ``ranges``: the bins a node was sent, taken as they are."""
     if ranges is not None:
-        return [Bin(a, b, tuple(s for s in shards[a:b + 1] if s in missing),
-                    sum(seconds(*s) for s in shards[a:b + 1] if s in missing)) for a, b in ranges]
+        held = [(a, b, tuple(s for s in shards[a:b + 1] if s in missing)) for a, b in ranges]
+        return [Bin(a, b, todo, sum(seconds(*s) for s in todo)) for a, b, todo in held]
     todo = [(i, s) for i, s in enumerate(shards) if s in missing]
     by_dataset: dict[str, list] = {}
     for i, s in todo:

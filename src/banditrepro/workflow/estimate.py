@@ -57,10 +57,12 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
 
 def estimate(plan) -> dict:
     """Submissions, their lengths, CPU-hours, files and bytes of a binned plan (numbers, for ``report``)."""
+    from banditrepro.figures.panels import panel_status
     from banditrepro.workflow.plan import split_key
 
-    # an optional (network) dataset its probe found unavailable: no figure asks for its cells, none is submitted
-    skip = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not _available(plan, d)}
+    # an optional (network) dataset its probe found unavailable: no figure asks for its cells, none is
+    # submitted (not probed yet counts as available, as for the figures: the run probes it)
+    skip = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, plan.layout)[0]}
     bins = [b for b in plan.bins if b.shards and split_key(b.shards[0][0])[0] not in skip]
     todo = sorted(s for s in plan.missing if split_key(s[0])[0] not in skip)
     runs = sum(b - a + 1 for _, a, b in todo)
@@ -75,16 +77,6 @@ def estimate(plan) -> dict:
             "new_shards": len(todo), "new_runs": runs, "submissions": len(bins),
             "estimated_minutes": [b.seconds / 60 for b in bins], "requested_minutes": [b.minutes for b in bins],
             "cpu_hours": seconds / 3600, "files": files, "bytes": data}
-
-
-def _available(plan, dataset: str) -> bool:
-    """The probe's verdict of an optional dataset; not probed yet counts as available (the run probes it)."""
-    import json
-
-    try:
-        return bool(json.loads(Path(plan.layout.status_file(dataset)).read_text())["available"])
-    except (OSError, ValueError, KeyError):
-        return True
 
 
 def report(numbers: dict, partition_minutes=None) -> str:
