@@ -204,7 +204,8 @@ def main() -> int:
               "pipeline_cpu_per_kernel_cpu": pipe["cpu_s"] / pipe["kernel_cpu_s"]}
 
     print(f"pipeline CPU / kernel CPU: {report['pipeline_cpu_per_kernel_cpu']:.2f}; {pipe['files']} files written")
-    print(f"pipeline: {pipe['cells']} cells in {pipe['shards']} shards, {pipe['jobs']} jobs, {pipe['wall_s']:.0f} s wall, "
+    print(f"pipeline: {pipe['cells']} cells in {pipe['shards']} shards, {pipe['jobs']} jobs, "
+          f"{pipe['wall_s']:.0f} s wall, "
           f"{pipe['cpu_s']:.0f} CPU-s, {pipe['lines_printed']} lines printed, "
           f"peak RSS {pipe['peak_rss_mb']:.0f} MB, results/ {pipe['results_mb']:.0f} MB "
           f"(kernels {pipe['kernel_s']:.0f} s wall, {pipe['kernel_cpu_s']:.0f} CPU-s; numba loads "

@@ -465,7 +465,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("estimate", help="SLURM jobs, lengths, CPU-hours, files and bytes of a cluster run")
     s.add_argument("--configfile", action="append", help="as snakemake --configfile (repeatable)")
     s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
-    s.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply (e.g. profiles/slurm)")
+    s.add_argument("--profile", metavar="DIR",
+                   help="workflow profile whose config: entries apply (e.g. profiles/slurm)")
     s.set_defaults(func=cmd_estimate)
 
     s = sub.add_parser("report", help="Markdown report of figures, tables and claims")

@@ -8,7 +8,8 @@ from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 def test_default_layout_matches_the_documented_tree():
     lay = Layout()
     cells = f"results/cells/seed{DEFAULT_BASE_SEED}"
-    assert lay.shard("sushi16", 100000, "rucb", "0123abcd", 3, 9) == f"{cells}/sushi16/T100000/rucb/0123abcd/runs3-9.npz"
+    shard = f"{cells}/sushi16/T100000/rucb/0123abcd/runs3-9.npz"
+    assert lay.shard("sushi16", 100000, "rucb", "0123abcd", 3, 9) == shard
     assert lay.summary("sushi16", 100000, "rucb") == "results/summaries/sushi16/T100000/rucb.npz"
     assert lay.figure_outputs("c2b", "fig1") == [
         "results/figures/c2b/fig1.png", "results/figures/c2b/fig1.pdf",

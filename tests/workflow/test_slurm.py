@@ -177,11 +177,15 @@ def test_only_the_simulation_bins_went_through_sbatch(slurm_run):
 def test_outputs_equal_those_of_a_local_run(slurm_run, local_run):
     work = slurm_run[0]
     results = work / RESULTS
-    shards = sorted(p.relative_to(work) for p in (results / "cells").rglob("runs*.npz"))
-    assert shards and shards == sorted(p.relative_to(local_run) for p in (local_run / RESULTS / "cells").rglob("runs*.npz"))
-    same_bytes = [*shards, *sorted(p.relative_to(work) for p in (work / "data/prepared").glob("*.json"))]
+
+    def files(root, folder, pattern):  # relative paths under root/folder
+        return sorted(p.relative_to(root) for p in (root / folder).rglob(pattern) if p.is_file())
+
+    shards = files(work, f"{RESULTS}/cells", "runs*.npz")
+    assert shards and shards == files(local_run, f"{RESULTS}/cells", "runs*.npz")
+    same_bytes = [*shards, *files(work, "data/prepared", "*.json")]
     same_bytes += [Path(RESULTS) / f for f in ("claims.csv", "reproduction.md")]
-    same_bytes += [p.relative_to(work) for p in (results / "tables").rglob("*") if p.is_file() and p.name != "runtime.csv"]
+    same_bytes += [p for p in files(work, f"{RESULTS}/tables", "*") if p.name != "runtime.csv"]
     for rel in same_bytes:
         assert (work / rel).read_bytes() == (local_run / rel).read_bytes(), rel
     # summaries: the same arrays, except the measured wall times (read from the non-deterministic sidecars)
