@@ -18,7 +18,8 @@ RUN_SECONDS = 0.004  # per run besides the kernel: generator, recorder, writing 
 # Snakemake costs tens of ms per job: 0.5 s gave 716 jobs for the default config, 2 s 432 run files in
 # 238 shards; 5 s gives 211 shards (1,966 at runs=1000, so a local run writes < 10,000 files)
 TARGET_SECONDS = 5.0
-SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)  # few distinct chunkings -> few workflow rules
+# round shard sizes (once one workflow rule per size; now only readable runs<a>-<b> boundaries)
+SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
 def run_seconds(algorithm: str, horizon: int) -> float:

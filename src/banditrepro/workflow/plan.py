@@ -70,8 +70,7 @@ def plan_chain(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, i
     while p < runs and p in existing:
         chain.append((p, existing[p]))
         p = existing[p] + 1
-    chain += [(a, min(a + k, runs) - 1) for a in range(p, runs, k)]
-    return chain
+    return chain + [(a + p, b + p) for a, b in jobsize.chunks(runs - p, k)]
 
 
 def shard_size(key: str, runs: int, config: dict) -> int:
