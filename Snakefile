@@ -17,13 +17,13 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
 
 
-# before any job: a SLURM profile without SLURM stops here with one line (a dry run warns)
-cluster.check_executor(workflow)
 # a quiet dry run prints its job table once
 progress.drop_repeated_stats(workflow)
 
 
 onstart:
+    # before any job (never in a dry run): cluster mode without SLURM stops here with one line
+    cluster.check_submit_host(config)
     progress.attach(workflow)
     scheduler.coalesce_reevaluation_timers(workflow.scheduler)
 

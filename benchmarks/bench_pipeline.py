@@ -1,7 +1,7 @@
 """Whole-pipeline speed budget: wall time, CPU time, fixed-overhead share, memory, size of results/.
 
     python benchmarks/bench_pipeline.py [--cores 2] [--workdir /tmp/banditrepro-bench] [--json out.json]
-                                        [--data data] [--snakemake-args "--config cells_per_job=1"]
+                                        [--data data] [--snakemake-args "--config runs_per_shard=1"]
 
 Run from the project root after one full run (kernels compiled, data prepared); the project's own
 results/ are not touched. Two measurements of the same work (the default config):
@@ -183,7 +183,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/banditrepro-bench"))
-    ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config cells_per_job=1\"")
+    ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config runs_per_shard=1\"")
     ap.add_argument("--data", type=Path, default=ROOT / "data",
                     help="a data/ folder after one full run (raw, prepared, status); copied, never written")
     ap.add_argument("--json", type=Path)

@@ -186,24 +186,44 @@ def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
     return side
 
 
-def write_shard(results: list[CellResult], path: str | Path) -> None:
-    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``)."""
+def write_shard(results: list[CellResult], path: str | Path, prepared_sha256: str | None = None) -> None:
+    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``). An older
+    ``.npz`` at ``path`` is removed before the new sidecar is written, so a write killed halfway never pairs
+    the new sidecar with the old file (``shard_complete`` would take that for done)."""
     path = Path(path)
-    write_json(path.with_suffix(".json"), shard_sidecar(results))
+    side = shard_sidecar(results)
+    if prepared_sha256 is not None:
+        side["prepared_sha256"] = prepared_sha256
+    path.unlink(missing_ok=True)
+    write_json(path.with_suffix(".json"), side)
     write_npz(path, shard_arrays(results))
 
 
+def shard_complete(path: str | Path, prepared_sha256: str) -> bool:
+    """Whether a shard is done for the current prepared dataset: its ``.npz`` exists (written atomically and
+    last, so whole) and its sidecar records that dataset's sha256. A shard of an older version (no
+    ``prepared_sha256``) or of a re-derived dataset with other bytes is not."""
+    path = Path(path)
+    if not path.is_file():
+        return False
+    try:
+        side = json.loads(path.with_suffix(".json").read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(side, dict) and side.get("prepared_sha256") == prepared_sha256
+
+
 def simulate_shard(algorithm_id: str, prepared: str | Path, horizon: int, first: int, last: int,
-                   base_seed: int, out: str | Path) -> list[CellResult]:
+                   base_seed: int, out: str | Path, prepared_sha256: str | None = None) -> list[CellResult]:
     """The workflow's cell job: runs first..last of an algorithm id on a prepared dataset -> one shard.
     Each run draws from its own stream (``seeds.cell_generator``), so the bytes of run r do not depend on
-    the shard that holds it."""
+    the shard that holds it. ``prepared_sha256`` (of ``prepared``) goes into the sidecar."""
     from banditrepro.datasets.catalog import load_prepared
 
     name, params = algorithms.parse_algorithm_id(algorithm_id)
     instance = load_prepared(prepared)
     results = run_cells(name, params, instance, horizon, range(first, last + 1), base_seed)
-    write_shard(results, out)
+    write_shard(results, out, prepared_sha256)
     return results
 
 

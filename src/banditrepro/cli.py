@@ -462,8 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
 
-    s = sub.add_parser("estimate", help="SLURM jobs, lengths, CPU-hours, files and bytes of a cluster run")
-    s.add_argument("--configfile", action="append", help="as snakemake --configfile (repeatable)")
+    s = sub.add_parser("estimate", help="batches (SLURM jobs), lengths, CPU-hours, files and bytes of a run")
+    s.add_argument("--configfile", action="extend", nargs="+", help="as snakemake --configfile")
     s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
     s.add_argument("--profile", metavar="DIR",
                    help="workflow profile whose config: entries apply (e.g. profiles/slurm)")

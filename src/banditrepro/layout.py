@@ -11,6 +11,8 @@ is written exactly once:
     <results>/cells/seed<base_seed>/<dataset>/T<h>/<algo>/<code>/runs<a>-<b>.npz
                                                         runs a..b of a cell (+ .json sidecar); <code>: the
                                                         digest of the code it runs (workflow/plan.py)
+    <results>/batches/<batch>.json                      receipt of a batch of shards (workflow/batches.py)
+    <results>/logs/shards-computed.log                  one line per shard computed (workflow/shard_claims.py)
     <results>/summaries/<dataset>/T<h>/<algo>.npz       one cell's runs summarised
     <results>/figures/<paper>/<figure>.{png,pdf}
     <results>/tables/<paper>/<figure>.{csv,md,tex}, <results>/tables/runtime.csv
@@ -97,6 +99,15 @@ class Layout:
     def shard(self, dataset: str, horizon: int, algo: str, code: str, first: int, last: int) -> str:
         """Runs first..last of a cell, computed by the code of digest ``code``."""
         return f"{self.cell_dir(dataset, horizon, algo)}/{code}/runs{first}-{last}.npz"
+
+    def receipt(self, batch: str) -> str:
+        """What a finished batch writes last: its shards and the prepared file they came from."""
+        return f"{self.results_dir}/batches/{batch}.json"
+
+    @property
+    def shards_log(self) -> str:
+        """One line per shard computed (path, host, pid, SLURM job): proves no shard was computed twice."""
+        return f"{self.results_dir}/logs/shards-computed.log"
 
     def summary(self, dataset: str, horizon: int, algo: str) -> str:
         return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"

@@ -1,44 +1,32 @@
-"""A SLURM run on a machine without SLURM fails fast with one line (banditrepro.workflow.cluster): before any
-job, within 10 output lines, naming SLURM, what is missing and where to read; a dry run warns and continues."""
+"""Cluster mode on a machine without SLURM fails fast with one line (banditrepro.workflow.cluster): before any
+job, within 10 output lines, naming SLURM, what is missing and where to read; a dry run shows its plan."""
 
 import os
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
-from banditrepro.workflow.cluster import README_SECTION, check_executor, executor_problem, missing_tools
+from banditrepro.workflow.cluster import README_SECTION, check_submit_host, submit_problem
 from tests.workflow.common import ROOT, TEST_CONFIG, smk
 
 NO_TOOLS = {}.get  # a `which` that finds nothing
+PROFILE = ROOT / "profiles/slurm"
 
 
-def test_only_slurm_needs_its_tools():
-    assert missing_tools("local", which=NO_TOOLS) == []
-    assert missing_tools(None, which=NO_TOOLS) == []
-    assert missing_tools("slurm", which=NO_TOOLS) == ["sbatch", "sacct"]
-    assert missing_tools("slurm", "squeue", which=NO_TOOLS) == ["sbatch", "squeue"]
-    assert missing_tools("slurm", which={"sbatch": "/x", "sacct": "/y"}.get) == []
+def test_only_cluster_mode_needs_sbatch():
+    assert submit_problem({"batch_minutes": None}, which=NO_TOOLS) is None
+    assert submit_problem({}, which=NO_TOOLS) is None
+    assert submit_problem({"batch_minutes": 20}, which={"sbatch": "/x"}.get) is None
+    line = submit_problem({"batch_minutes": 20}, which=NO_TOOLS)
+    assert "SLURM" in line and "sbatch" in line and README_SECTION in line and "\n" not in line
 
 
-def test_problem_line_names_slurm_the_tools_and_the_readme():
-    line = executor_problem("slurm", which={"sacct": "/y"}.get)
-    assert "SLURM" in line and "sbatch" in line and "sacct" not in line and README_SECTION in line
-    assert "\n" not in line
-
-
-def test_real_run_exits_and_dry_run_warns(capsys):
-    wf = SimpleNamespace(remote_exec=False)
-    args = SimpleNamespace(executor="slurm", slurm_status_command=None, dryrun=False)
+def test_the_onstart_check_exits_with_the_line():
     with pytest.raises(SystemExit) as exc:
-        check_executor(wf, args, which=NO_TOOLS)
-    assert "SLURM" in str(exc.value.code)
-    args.dryrun = True
-    assert check_executor(wf, args, which=NO_TOOLS)
-    assert "warning" in capsys.readouterr().err
-    assert check_executor(SimpleNamespace(remote_exec=True), args, which=NO_TOOLS) is None  # a node: no check
-    assert check_executor(wf, SimpleNamespace(executor="local", dryrun=False), which=NO_TOOLS) is None
+        check_submit_host({"batch_minutes": 20}, which=NO_TOOLS)
+    assert str(exc.value.code).startswith("banditrepro: ") and "sbatch" in str(exc.value.code)
+    check_submit_host({"batch_minutes": None}, which=NO_TOOLS)  # local: nothing to check
 
 
 @pytest.fixture
@@ -56,22 +44,26 @@ def no_slurm_path(tmp_path):
 
 @pytest.mark.workflow
 def test_slurm_profile_without_slurm_fails_fast(tmp_path, no_slurm_path):
-    r = smk("--directory", str(tmp_path / "w"), "--workflow-profile", str(ROOT / "profiles/slurm"),
-            "--configfile", str(ROOT / TEST_CONFIG), env=no_slurm_path, timeout=120)
+    # a --configfile replaces the profile's cluster.yaml: README says to list both
+    r = smk("--directory", str(tmp_path / "w"), "--workflow-profile", str(PROFILE),
+            "--configfile", str(ROOT / TEST_CONFIG), str(PROFILE / "cluster.yaml"), env=no_slurm_path, timeout=300)
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
-    assert r.returncode != 0 and len(lines) <= 10, lines
-    named = [ln for ln in lines if "SLURM" in ln]
-    assert len(named) == 1 and "sbatch" in named[0] and "Running on a cluster" in named[0], lines
+    # Snakemake's banner and job table, then our line, last (onstart: before any job)
+    assert r.returncode != 0 and "banditrepro: cluster mode" in lines[-1], lines[-10:]
+    named = [ln for ln in lines if "sbatch" in ln]
+    assert named == lines[-1:] and "SLURM" in named[0] and "Running on a cluster" in named[0], lines
+    assert "Traceback" not in r.stderr
     assert not (tmp_path / "w" / ".snakemake" / "slurm_logs").exists()  # nothing was submitted
+    assert not (tmp_path / "w" / "data").exists()  # and no job ran, not even a local one
 
 
 @pytest.mark.workflow
-def test_slurm_dry_run_without_slurm_warns_and_continues(tmp_path, no_slurm_path):
-    r = smk("-n", "--directory", str(tmp_path / "w"), "--workflow-profile", str(ROOT / "profiles/slurm"),
-            "--configfile", str(ROOT / TEST_CONFIG), env=no_slurm_path, timeout=300)
+def test_slurm_dry_run_without_slurm_shows_its_plan(tmp_path, no_slurm_path):
+    r = smk("-n", "--directory", str(tmp_path / "w"), "--workflow-profile", str(PROFILE),
+            "--configfile", str(ROOT / TEST_CONFIG), str(PROFILE / "cluster.yaml"), env=no_slurm_path, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    assert "warning" in out and "SLURM" in out and "Job stats" in out
+    assert "Job stats" in out and "sbatch" not in out
 
 
 @pytest.mark.workflow

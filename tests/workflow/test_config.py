@@ -14,7 +14,7 @@ def test_check_config_fills_defaults_without_sharing_them():
     a, b = {}, {}
     check_config(a, SCHEMA)
     check_config(b, SCHEMA)
-    assert a["runs"] >= 1 and a["results_dir"] == "results" and a["cells_per_job"] == "auto"
+    assert a["runs"] >= 1 and a["results_dir"] == "results" and a["runs_per_shard"] == "auto"
     a["papers"].append("x")  # a default is a fresh copy per config
     assert "x" not in b["papers"]
 
@@ -30,11 +30,12 @@ def test_nested_defaults_are_filled():
 @pytest.mark.parametrize("cfg, words", [
     ({"runz": 3}, ["unknown key runz", "runs"]),
     ({"runs": 0}, ["runs = 0"]),
-    ({"cells_per_job": "often"}, ["cells_per_job", '"often"', "expected"]),
+    ({"runs_per_shard": "often"}, ["runs_per_shard", '"often"', "expected"]),
     ({"results_dir": "/tmp/x"}, ["results_dir", "/tmp/x", "relative folder"]),
     ({"download": {"retriez": 1}}, ["unknown key download.retriez"]),
-    ({"job_minutes": 0}, ["job_minutes = 0"]),
-    ({"job_minutes": "long"}, ["job_minutes", "long"]),
+    ({"batch_minutes": 0}, ["batch_minutes = 0"]),
+    ({"batch_minutes": "long"}, ["batch_minutes", "long"]),
+    ({"shard_seconds": 0}, ["shard_seconds = 0"]),
     ({"partition_minutes": 0}, ["partition_minutes"]),
 ])
 def test_error_line_names_key_and_value(cfg, words):
@@ -48,9 +49,9 @@ def test_error_line_names_key_and_value(cfg, words):
 @pytest.mark.workflow
 def test_config_errors_are_one_line_naming_key_and_value(tmp_path):
     for text, key, value in (("runs: 2\nrunz: 3\n", "runz", "runz"), ("runs: 0\n", "runs", "0"),
-                             ("cells_per_job: often\n", "cells_per_job", "often"),
+                             ("runs_per_shard: often\n", "runs_per_shard", "often"),
                              ("results_dir: /tmp/x\n", "results_dir", "/tmp/x"),
-                             ("job_minutes: -5\n", "job_minutes", "-5")):
+                             ("batch_minutes: -5\n", "batch_minutes", "-5")):
         cfg = tmp_path / "c.yaml"
         cfg.write_text(text)
         r = smk("-n", "--directory", str(tmp_path), "--configfile", str(cfg))

@@ -1,8 +1,10 @@
-"""Run planning (banditrepro.workflow.plan and .bins): runs per cell, shard chains (existing shards kept,
-new ones appended, the same when planned again), cluster bins (sized by work, one dataset each, the same
-on a node as in the main process); and what Snakemake sees in a dry run."""
+"""Run planning (banditrepro.workflow.plan and .batches): runs per cell, a cell's shards (existing shards
+kept, new ones appended, the same when planned again), batches (sized by work, one dataset each, the same
+whatever shards exist, so a node finds its batch by name); the config Snakemake builds for `banditrepro
+estimate`; and what Snakemake sees in a dry run."""
 
 import re
+from pathlib import Path
 
 import pytest
 import yaml
@@ -10,7 +12,7 @@ import yaml
 from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
 from banditrepro.manifest import cell_runs, load_manifest
-from banditrepro.workflow import bins
+from banditrepro.workflow import batches
 from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, plan_chain, split_key
 from tests.workflow.common import ROOT, TEST_CONFIG, job_counts, smk
 
@@ -52,35 +54,95 @@ def test_existing_shards_reads_the_shard_names_of_a_folder(tmp_path):
     assert existing_shards(tmp_path / "missing") == {}
 
 
-def test_bins_are_sized_by_work_and_hold_one_dataset():
+def _pack(shards, cost, target):
+    return batches.pack(shards, lambda *s: cost[s], lambda c: c.split("/")[0], lambda c, a, b: f"{c}/runs{a}-{b}",
+                        target)
+
+
+def test_batches_are_sized_by_work_and_hold_one_dataset():
     shards = [(f"{d}/T10/a{i}", 0, 0) for d in ("x", "y") for i in range(10)]
     cost = {s: (30.0 if s[0].startswith("x") else 1.0) for s in shards}
-    missing = set(shards) - {shards[0]}
-    out = bins.pack(shards, missing, lambda *s: cost[s], lambda c: c.split("/")[0], 100.0)
-    # x: 9 shards of 30 s -> ceil(270 / 100) = 3 bins of 90 s; y: 10 s in one bin
-    assert [round(b.seconds) for b in out] == [90, 90, 90, 10]
-    assert sorted(s for b in out for s in b.shards) == sorted(missing)  # every missing shard once
+    out = _pack(shards, cost, 100.0)
+    # x: 10 shards of 30 s, at most 100 s a batch -> 3 + 3 + 3 + 1 shards; y: 10 s in one batch
+    assert [round(b.seconds) for b in out] == [90, 90, 90, 30, 10]
+    assert [s for b in out for s in b.shards] == shards  # every shard once, in order
     assert all(len({c.split("/")[0] for c, _, _ in b.shards}) == 1 for b in out)
-    assert shards[0] not in {s for b in out for s in b.shards}
-    # a node gets its bin by name: the same shards even after other bins' shards were written
-    first = out[0]
-    argv = ["snakemake", "--target-jobs", f"{first.name}:", "--cores", "1"]
-    assert bins.ranges_from_argv(argv) == [(first.first, first.last)]
-    later = missing - set(out[1].shards)
-    again = bins.pack(shards, later, lambda *s: cost[s], lambda c: c.split("/")[0], 100.0,
-                      bins.ranges_from_argv(argv))
-    assert again == [first]
-    assert bins.ranges_from_argv(["snakemake", "-n"]) is None
+    assert [b.dataset for b in out] == ["x"] * 4 + ["y"]
+    assert all(re.fullmatch(batches.NAME_PATTERN, b.name) and b.name.startswith(b.dataset + "-") for b in out)
+    assert len({b.name for b in out}) == len(out)
+    # a shard longer than the target is a batch alone
+    assert [len(b.shards) for b in _pack(shards[:3], cost, 10.0)] == [1, 1, 1]
 
 
-def test_a_bin_asks_slurm_for_a_margin_and_a_partition_limit_stops_the_parse():
-    assert bins.requested_minutes(0) == bins.START_MINUTES
-    assert bins.requested_minutes(600) == bins.START_MINUTES + 30  # 10 min estimated, 3 x
-    b = bins.Bin(0, 3, (("x/T1/a", 0, 0),), 1200.0)
-    bins.check_limit([b], None)
-    bins.check_limit([b], 65)
+def test_a_batch_asks_slurm_for_a_margin_doubled_per_retry_and_a_partition_limit_stops_the_parse():
+    assert batches.requested_minutes(0) == batches.START_MINUTES
+    assert batches.requested_minutes(600) == batches.START_MINUTES + 30  # 10 min estimated, 3 x
+    first = batches.requested_minutes(600, attempt=1)
+    assert [batches.requested_minutes(600, attempt=a) for a in (2, 3)] == [2 * first, 4 * first]
+    assert batches.requested_minutes(600, attempt=3, limit=60) == 60  # never more than the partition allows
+    b = batches.Batch("x-000000000000", "x", (("x/T1/a", 0, 0),), 1200.0)
+    batches.check_limit([b], None)
+    batches.check_limit([b], 65)
     with pytest.raises(ReproError, match=r"^configuration error: partition_minutes: .* 65 min .* allows 60"):
-        bins.check_limit([b], 60)
+        batches.check_limit([b], 60)
+
+
+def _test_config(**extra):
+    cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
+    cfg.update(extra)
+    return cfg
+
+
+def _write_fake_shard(plan, shard):
+    path = Path(plan.shard(*shard))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("minutes", [None, 20])
+def test_batches_are_the_same_whatever_shards_exist_and_a_node_finds_its_own_by_name(tmp_path, monkeypatch,
+                                                                                     minutes):
+    """The main process plans before any shard exists; a node plans again while shards are being written:
+    the same batches, so the node's job wildcard {batch} names the same shards."""
+    monkeypatch.chdir(tmp_path)
+    main = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    shards = main.all_shards()
+    assert sorted(s for b in main.batches for s in b.shards) == sorted(shards)  # every shard in one batch
+    for written in (shards[::3], shards):
+        for s in written:
+            _write_fake_shard(main, s)
+        node = build_plan(_test_config(batch_minutes=minutes), ROOT)
+        assert node.batches == main.batches
+        for b in main.batches:
+            assert node.batch(b.name) == b and node.batch_prepared(b.name) == main.layout.prepared_file(b.dataset)
+    with pytest.raises(ReproError, match="not in this plan"):
+        main.batch("x-0123456789ab")
+    # a summary's inputs: the receipts of the batches that hold its cell's shards
+    cell = shards[0][0]
+    ds, h, algo = split_key(cell)
+    assert main.cell_receipts(ds, h, algo) == [main.receipt(b.name) for b in main.batches
+                                               if any(c == cell for c, _, _ in b.shards)]
+
+
+def test_cluster_mode_makes_few_batches_and_local_mode_about_one_shard_each(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    local = build_plan(yaml.safe_load((ROOT / "config/config.yaml").read_text()), ROOT)
+    cluster = build_plan({**yaml.safe_load((ROOT / "config/config.yaml").read_text()), "batch_minutes": 20}, ROOT)
+    datasets = {b.dataset for b in cluster.batches}
+    assert len(cluster.batches) == len(datasets) <= 12  # the default config's work: < 20 min per dataset
+    target = local.config["shard_seconds"]
+    assert all(b.seconds <= target or len(b.shards) == 1 for b in local.batches)
+    assert len(cluster.batches) < len(local.batches) <= len(local.all_shards())
+
+
+def test_retries_double_a_batch_runtime(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(_test_config(batch_minutes=20), ROOT)
+    name = plan.batches[0].name
+    one = plan.batch_runtime(name, 1)
+    assert (plan.batch_runtime(name, 2), plan.batch_runtime(name, 3)) == (2 * one, 4 * one)
+    capped = build_plan(_test_config(batch_minutes=20, partition_minutes=one + 1), ROOT)
+    assert capped.batch_runtime(name, 3) == one + 1
 
 
 def test_cell_keys():
@@ -99,18 +161,13 @@ def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
     a, b = plan.chains[key][0]
     path = plan.shard(key, a, b)
     assert path == lay.shard(ds, h, algo, plan.codes[key], a, b)
-    assert plan.shard_pattern().format(cell=key, code=plan.codes[key], first=a, last=b) == path
+    assert path == f"{lay.cells}/{plan.shard_relpath(key, a, b)}"
     assert plan.parse_shard(path) == (key, a, b)
     assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.chains[key]]
     assert plan.all_targets()[-3:] == [lay.claims_csv, lay.runtime_csv, lay.report_md]
     assert plan.log("claims") == f"{lay.logs}/claims.log"
     assert not any(p.startswith("/") for p in plan.all_targets() + [plan.rel("config/datasets.yaml")])
-    assert plan.missing == {(c, a, b) for c, chain in plan.chains.items() for a, b in chain}  # nothing exists
-    assert not plan.bins  # no cluster executor
-    binned = build_plan(yaml.safe_load((ROOT / TEST_CONFIG).read_text()), ROOT, binned=True)
-    assert sorted(s for b in binned.bins for s in b.shards) == sorted(plan.missing)
-    rules = binned.simulate_rules(lambda wc: None)
-    assert rules[0].name == "simulate" and {r.name for r in rules[1:]} == {b.name for b in binned.bins}
+    assert plan.receipt(plan.batches[0].name) == lay.receipt(plan.batches[0].name)
 
 
 def _default_cells():
@@ -153,46 +210,60 @@ def test_auto_job_size_groups_short_runs_and_keeps_long_ones_apart():
 
 
 @pytest.mark.workflow
-def test_dry_run_of_the_default_config_makes_one_job_per_shard(tmp_path):
+def test_dry_run_of_the_default_config_makes_one_job_per_batch(tmp_path):
     r = smk("-n", "--directory", str(tmp_path), "--workflow-profile", str(ROOT / "profiles/default"))
     assert r.returncode == 0, r.stderr
     counts = job_counts(r.stdout + r.stderr)
     _, runs = _default_cells()
-    expected = sum(len(jobsize.chunks(n, jobsize.runs_per_job(c[2], c[1], n))) for c, n in runs.items())
-    assert counts["simulate"] == expected
-    # auto sizing: far fewer jobs than runs
-    assert counts["total"] < sum(runs.values()) / 10
+    shards = sum(len(jobsize.chunks(n, jobsize.runs_per_job(c[2], c[1], n))) for c, n in runs.items())
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    plan = build_plan(cfg, ROOT, scan=False)
+    optional = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)}
+    assert counts["simulate"] == len([b for b in plan.batches if b.dataset not in optional])
+    # batches of about shard_seconds: fewer jobs than shards, far fewer than runs
+    assert counts["simulate"] < shards and counts["total"] < sum(runs.values()) / 10
     assert counts["summarize_cell"] == len(runs) and counts["claims"] == 1 and counts["figure"] >= 10
 
 
+def test_estimate_takes_the_config_as_snakemake_parses_it():
+    """`--config batch_minutes=1e1` is 10.0 to Snakemake (its parse_config), so to estimate too; the SLURM
+    profile's cluster.yaml sets batch_minutes, a --config adds to it, a --configfile replaces it."""
+    from snakemake.cli import parse_config
+
+    from banditrepro.workflow.estimate import load_config
+
+    assert load_config(ROOT).get("batch_minutes") is None  # config.yaml and profiles/default: local
+    cfg = load_config(ROOT, overrides=["batch_minutes=1e1", "runs=7"])
+    assert cfg["batch_minutes"] == parse_config(["batch_minutes=1e1"])["batch_minutes"] == 10.0
+    assert cfg["runs"] == 7 and cfg["base_seed"] == 20240601  # the rest from config/config.yaml
+    slurm = ROOT / "profiles/slurm"
+    assert load_config(ROOT, profile=slurm)["batch_minutes"] == 20
+    assert load_config(ROOT, overrides=["runs=3"], profile=slurm)["batch_minutes"] == 20
+    replaced = load_config(ROOT, [ROOT / TEST_CONFIG], profile=slurm)
+    assert replaced.get("batch_minutes") is None and replaced["results_dir"] == "results/test"
+    both = load_config(ROOT, [ROOT / TEST_CONFIG, slurm / "cluster.yaml"], profile=slurm)
+    assert both["batch_minutes"] == 20 and both["results_dir"] == "results/test"
+    with pytest.raises(ReproError, match="--config"):
+        load_config(ROOT, overrides=["1bad=2"])
+
+
 def test_estimate_prints_submissions_lengths_cpu_hours_files_and_bytes(tmp_path):
-    """`banditrepro estimate` plans as the workflow does under a cluster executor, without Snakemake."""
+    """`banditrepro estimate` plans as the workflow does, without Snakemake's DAG."""
     import subprocess
     import sys
 
-    cli = [sys.executable, "-m", "banditrepro", "estimate", "--project", str(ROOT), "--configfile",
-           str(ROOT / TEST_CONFIG), "--config", "results_dir=results/estimate-test"]  # no shards there
+    cli = [sys.executable, "-m", "banditrepro", "estimate", "--project", str(ROOT), "--profile",
+           str(ROOT / "profiles/slurm"), "--configfile", str(ROOT / TEST_CONFIG),
+           str(ROOT / "profiles/slurm/cluster.yaml"), "--config", "results_dir=results/estimate-test"]
     r = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     out = r.stdout
     n = int(re.search(r"SLURM submissions: (\d+)", out).group(1))
     cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
     datasets = {c.split("/")[0] for c in build_plan(cfg, ROOT, scan=False).cell_runs}
-    assert 1 <= n <= len(datasets)  # the test config's few CPU-seconds: one bin per dataset at most
+    assert 1 <= n <= len(datasets)  # the test config's few CPU-seconds: one batch per dataset at most
     assert re.search(r"requested --time .* max \d+ min", out) and "CPU-hours" in out
     assert re.search(r"writes: about [\d,]+ files, [\d,]+ MB", out)
-    # a partition limit the bins would exceed stops it in one line naming the key
+    # a partition limit the batches would exceed stops it in one line naming the key
     r = subprocess.run([*cli, "partition_minutes=1"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "partition_minutes" in r.stderr, r.stderr
-
-
-def test_a_cluster_executor_packs_bins_and_a_node_reads_its_own():
-    from types import SimpleNamespace
-
-    from banditrepro.workflow.cluster import submits_jobs
-
-    main = SimpleNamespace(remote_exec=False)
-    assert submits_jobs(main, SimpleNamespace(executor="slurm"))
-    assert not submits_jobs(main, SimpleNamespace(executor=None))
-    assert not submits_jobs(main, SimpleNamespace(executor="local"))
-    assert submits_jobs(SimpleNamespace(remote_exec=True), None)  # a job step on a node

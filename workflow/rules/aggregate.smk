@@ -5,7 +5,8 @@
 
 rule summarize_cell:
     input:
-        get_cell_runs,
+        # the receipts of the batches holding the cell's shards; the job reads the shards themselves
+        get_cell_receipts,
     output:
         LAYOUT.summary("{dataset}", "{horizon}", "{algo}"),
     log:
@@ -15,7 +16,7 @@ rule summarize_cell:
         mem_mb=500,
     params:
         code=digests.summary_code(),
-        # the runs kept: fewer runs than the chain's shards hold rerun the summary
+        # the runs kept: fewer runs than the cell's shards hold rerun the summary
         runs=lambda wc: PLAN.runs_of(wc.dataset, wc.horizon, wc.algo),
     run:
         jobs.summarize(PLAN, wildcards, input, output, log)

@@ -1,4 +1,4 @@
-# Parse time: validate the config and plan the run (banditrepro.workflow.plan: cells, runs, job grouping,
+# Parse time: validate the config and plan the run (banditrepro.workflow.plan: cells, runs, shards, batches,
 # paths, digests), then wildcard constraints and the input functions the rules call. Every path comes from
 # the plan's Layout (banditrepro/layout.py); no params or inputs hold the checkout's absolute location, so a
 # copied or moved project folder is up to date where it lands. The job bodies: banditrepro.workflow.jobs.
@@ -12,21 +12,19 @@ if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
 from banditrepro import ReproError
-from banditrepro.workflow import cluster, digests, jobs, progress, scheduler
+from banditrepro.workflow import batches, cluster, digests, jobs, progress, scheduler
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 
 try:
-    # under a cluster executor the missing shards are packed into bins; a node's command line names its bins
-    PLAN = build_plan(
-        config, workflow.basedir, argv=sys.argv, binned=cluster.submits_jobs(workflow)
-    )
+    # the same plan in the main process and on a cluster node: batches do not depend on which shards exist
+    PLAN = build_plan(config, workflow.basedir)
 except ReproError as exc:
     fail(exc)
 LAYOUT = PLAN.layout
 
 
-# Under a cluster executor only the simulation is submitted (in bins, workflow/rules/simulate.smk): the
+# Under a cluster executor only the simulation is submitted (in batches, workflow/rules/simulate.smk): the
 # rest runs in the Snakemake process on the submitting host. Downloads need its network; the others read
 # and write small files (a summary ~20 ms, a figure ~1 s) and would cost a node two Snakemake start-ups each.
 localrules:
@@ -45,6 +43,7 @@ wildcard_constraints:
     horizon=r"\d+",
     algo=r"[a-z0-9][^/]*",
     run=r"\d+",
+    batch=batches.NAME_PATTERN,
     paper=r"[a-z0-9-]+",
     figure=r"[a-z0-9-]+",
 
@@ -52,12 +51,17 @@ wildcard_constraints:
 # --- input functions (and params computed per job) ------------------------------------------------------
 
 
-def get_cell_prepared(wildcards):
-    return PLAN.prepared_of_cell(wildcards.cell)
+def get_batch_prepared(wildcards):
+    return PLAN.batch_prepared(wildcards.batch)
 
 
-def get_cell_runs(wildcards):
-    return PLAN.cell_files(wildcards.dataset, wildcards.horizon, wildcards.algo)
+def get_batch_runtime(wildcards, attempt):
+    """Minutes SLURM gives a batch: 3 x its estimate + 5, doubled on each retry (Snakemake's `attempt`)."""
+    return PLAN.batch_runtime(wildcards.batch, attempt)
+
+
+def get_cell_receipts(wildcards):
+    return PLAN.cell_receipts(wildcards.dataset, wildcards.horizon, wildcards.algo)
 
 
 def get_runtime_inputs(wildcards):

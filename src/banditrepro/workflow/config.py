@@ -19,6 +19,20 @@ class ConfigError(ReproError):
     """A config value the schema rejects."""
 
 
+# Config keys renamed so that each says what it sizes (runs per shard, seconds per shard, minutes per
+# batch): the old names are accepted for one release, with one line on stderr each.
+ALIASES = {"cells_per_job": "runs_per_shard", "job_seconds": "shard_seconds", "job_minutes": "batch_minutes"}
+
+
+def apply_aliases(cfg: dict, stderr=None) -> None:
+    """Move each deprecated key's value to its new name (a new name given too wins), one line each."""
+    for old, new in ALIASES.items():
+        if old in cfg:
+            value = cfg.pop(old)
+            cfg.setdefault(new, value)
+            (stderr or sys.stderr).write(f"banditrepro: config key '{old}' is deprecated: use '{new}'\n")
+
+
 def fail(message) -> None:
     """Stop parsing the workflow: ``banditrepro: <message>`` on stderr, exit status 1."""
     sys.exit(f"banditrepro: {message}")
@@ -61,9 +75,11 @@ def error_line(schema: dict, cfg: dict) -> str | None:
 
 
 def check_config(cfg: dict, schema_path) -> dict:
-    """Validate ``cfg`` in place and fill in defaults; ``ConfigError`` (one line) on the first error."""
+    """Validate ``cfg`` in place (deprecated keys renamed) and fill in defaults; ``ConfigError`` (one line) on
+    the first error."""
     import yaml
 
+    apply_aliases(cfg)
     schema = yaml.safe_load(Path(schema_path).read_text())
     line = error_line(schema, cfg)
     if line:

@@ -1,18 +1,20 @@
-"""What a cluster run will submit and write, before anything runs: ``banditrepro estimate``.
+"""What a run will submit and write, before anything runs: ``banditrepro estimate``.
 
-It plans exactly as the workflow does under a cluster executor (``build_plan(..., binned=True)``: the same
-chains, the same bins, the same existing files), without Snakemake, so it takes the parse's time (seconds)
-and prints the SLURM submissions with their estimated and requested lengths, the CPU-hours, and the files
-and bytes the run adds. Estimates come from the kernels' ns/step (banditrepro/jobsize.py: right within a
-factor of a few) and from the shards' sizes (``bytes_per_run``).
+The config is the one Snakemake builds: Snakemake's own command-line parser reads the profile (and its
+``configfile:``, e.g. profiles/slurm/cluster.yaml), ``--configfile`` and ``--config`` (values parsed by
+Snakemake's ``parse_config``: ``batch_minutes=1e1`` is 10.0), and Snakemake's ``ConfigSettings`` and
+``update_config`` merge them over config/config.yaml as the workflow's ``configfile:`` directive does. It then
+plans exactly as the workflow does (``build_plan``: the same shards, batches and existing files), without
+building Snakemake's DAG, so it takes the parse's time (seconds), and prints the batches still to run (SLURM
+submissions in cluster mode) with their estimated and requested lengths, the CPU-hours, and the files and
+bytes the run adds. Estimates come from the kernels' ns/step (banditrepro/jobsize.py: right within a factor
+of a few) and from the shards' sizes (``bytes_per_run``).
 """
 
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
-
-import yaml
 
 from banditrepro import ReproError, jobsize
 
@@ -37,45 +39,78 @@ def bytes_per_run(algo: str, horizon: int) -> float:
 
 
 def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
-    """The config Snakemake would see: config/config.yaml, then each ``--configfile``, then the profile's
-    ``config:`` entries and each ``--config KEY=VALUE`` (values parsed as YAML, as Snakemake does)."""
-    config = yaml.safe_load((project / "config/config.yaml").read_text()) or {}
-    for f in configfiles:
-        config.update(yaml.safe_load(Path(f).read_text()) or {})
-    entries = list(overrides)
-    if profile:
-        settings = yaml.safe_load((Path(profile) / "config.yaml").read_text()) or {}
-        given = settings.get("config", [])
-        entries = ([given] if isinstance(given, str) else list(given)) + entries
-    for entry in entries:
-        key, sep, value = str(entry).partition("=")
-        if not sep:
-            raise ReproError(f"--config: expected KEY=VALUE, got {entry!r}")
-        config[key] = yaml.safe_load(value)
+    """The config Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...]
+    [--config k=v ...]`` in ``project``: parsed by Snakemake's own command-line parser and config code."""
+    import contextlib
+    import io
+
+    from snakemake.cli import parse_args, parse_config
+    from snakemake.common.configfile import load_configfile
+    from snakemake.settings.types import ConfigSettings
+    from snakemake.utils import update_config
+
+    argv = ["--snakefile", str(project / "Snakefile"), "--workflow-profile", str(profile) if profile else "none"]
+    if not profile and (project / "profiles/default").is_dir():  # what snakemake picks up by itself
+        argv[-1] = str(project / "profiles/default")
+    if configfiles:
+        argv += ["--configfile", *map(str, configfiles)]
+    if overrides:
+        argv += ["--config", *overrides]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # its "Using workflow specific profile" notice
+            _, args = parse_args(argv)
+        settings = ConfigSettings(config=parse_config(args.config), configfiles=args.configfile or (),
+                                  replace_workflow_config=bool(getattr(args, "replace_workflow_config", False)))
+    except (ValueError, SystemExit) as exc:
+        raise ReproError(f"--config: {exc}") from None
+    # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
+    config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
+    update_config(config, settings.overwrite_config)
     return config
 
 
 def estimate(plan) -> dict:
-    """Submissions, their lengths, CPU-hours, files and bytes of a binned plan (numbers, for ``report``)."""
+    """Batches still to run, their lengths, CPU-hours, files and bytes of a plan (numbers, for ``report``).
+    A batch runs when its receipt is missing or one of its shards is not complete for the prepared file as
+    it is now (a dataset not prepared yet: every shard of it)."""
+    from banditrepro.cell import shard_complete
     from banditrepro.figures.panels import panel_status
+    from banditrepro.workflow.batches import file_sha256
     from banditrepro.workflow.plan import split_key
 
+    lay = plan.layout
     # an optional (network) dataset its probe found unavailable: no figure asks for its cells, none is
     # submitted (not probed yet counts as available, as for the figures: the run probes it)
-    skip = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, plan.layout)[0]}
-    bins = [b for b in plan.bins if b.shards and split_key(b.shards[0][0])[0] not in skip]
-    todo = sorted(s for s in plan.missing if split_key(s[0])[0] not in skip)
+    skip = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, lay)[0]}
+    shas = {d: file_sha256(lay.prepared_file(d)) for d in {b.dataset for b in plan.batches}
+            if Path(lay.prepared_file(d)).is_file()}
+
+    def complete(s) -> bool:
+        ds = split_key(s[0])[0]
+        return ds in shas and shard_complete(plan.shard(*s), shas[ds])
+
+    todo, batches = [], []
+    for b in plan.batches:
+        if b.dataset in skip:
+            continue
+        new = [s for s in b.shards if not complete(s)]
+        if new or not Path(plan.receipt(b.name)).is_file():
+            batches.append(b)
+            todo += new
     runs = sum(b - a + 1 for _, a, b in todo)
-    seconds = sum(b.seconds for b in bins)
+    seconds = sum(plan.shard_seconds(*s) for s in todo)
     data = sum((b - a + 1) * bytes_per_run(split_key(c)[2], split_key(c)[1]) for c, a, b in todo)
     touched = {c for c, _, _ in todo}
-    files = 3 * len(todo) + len(bins) + SUMMARY_FILES * len(touched)
+    files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
     if todo:
         files += FIGURE_FILES * len(plan.figures) + FINAL_FILES
     cells = [c for c in plan.chains if split_key(c)[0] not in skip]
+    limit = plan.config.get("partition_minutes")
     return {"cells": len(cells), "shards": sum(len(plan.chains[c]) for c in cells),
-            "new_shards": len(todo), "new_runs": runs, "submissions": len(bins),
-            "estimated_minutes": [b.seconds / 60 for b in bins], "requested_minutes": [b.minutes for b in bins],
+            "new_shards": len(todo), "new_runs": runs, "batches": len(batches),
+            "cluster": plan.config.get("batch_minutes") is not None,
+            "estimated_minutes": [b.seconds / 60 for b in batches],
+            "requested_minutes": [b.minutes(1, limit) for b in batches],
             "cpu_hours": seconds / 3600, "files": files, "bytes": data}
 
 
@@ -83,25 +118,26 @@ def report(numbers: dict, partition_minutes=None) -> str:
     n = numbers
     lines = [f"cells: {n['cells']:,}; shards: {n['shards']:,}, of which {n['new_shards']:,} to compute "
              f"({n['new_runs']:,} runs)"]
-    if not n["submissions"]:
-        lines.append("SLURM submissions: 0 (every shard exists; summaries, figures, claims and the report run on "
-                     "this host)")
+    what = "SLURM submissions" if n["cluster"] else "batches (local run: batch_minutes is not set)"
+    if not n["batches"]:
+        lines.append(f"{what}: 0 (every shard exists; summaries, figures, claims and the report run on this host)")
     else:
         est, req = n["estimated_minutes"], n["requested_minutes"]
-        lines += [
-            f"SLURM submissions: {n['submissions']} (one per bin of shards; downloads, preparation, summaries, "
-            "figures, claims and the report run on this host)",
-            f"estimated length per submission: min {min(est):.1f}, median {statistics.median(est):.1f}, "
-            f"max {max(est):.1f} min; requested --time (3 x estimate + 5 min): max {max(req)} min"
-            + (f" (partition limit {partition_minutes} min)" if partition_minutes else ""),
-            f"simulation: {n['cpu_hours']:.2f} CPU-hours estimated (kernel ns/step, {jobsize.RUN_SECONDS * 1e3:g} ms "
-            "per run besides)"]
+        lines.append(f"{what}: {n['batches']} (one per batch of shards; downloads, preparation, summaries, "
+                     "figures, claims and the report run on this host)")
+        if n["cluster"]:
+            lines.append(
+                f"estimated length per submission: min {min(est):.1f}, median {statistics.median(est):.1f}, "
+                f"max {max(est):.1f} min; requested --time (3 x estimate + 5 min, doubled on each retry): "
+                f"max {max(req)} min" + (f" (partition limit {partition_minutes} min)" if partition_minutes else ""))
+        lines.append(f"simulation: {n['cpu_hours']:.2f} CPU-hours estimated (kernel ns/step, "
+                     f"{jobsize.RUN_SECONDS * 1e3:g} ms per run besides)")
     lines.append(f"writes: about {n['files']:,} files, {n['bytes'] / 1e6:,.0f} MB of shards")
     return "\n".join(lines)
 
 
 def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
-    """``banditrepro estimate``: plan as the workflow does under a cluster executor, in the project folder."""
+    """``banditrepro estimate``: plan as the workflow does, in the project folder."""
     import os
 
     from banditrepro.workflow.plan import build_plan
@@ -111,5 +147,5 @@ def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
     files = [Path(f).resolve() for f in configfiles]
     config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
     os.chdir(project_info.root)  # the plan's paths (and the shards it looks for) are relative to the project
-    plan = build_plan(config, project_info.root, binned=True)
+    plan = build_plan(config, project_info.root)
     return report(estimate(plan), config.get("partition_minutes"))

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from banditrepro.workflow.plan import split_key
+from banditrepro.workflow.plan import cell_key
 
 # Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
 _DRAW_LOCK = threading.Lock()
@@ -32,27 +32,36 @@ def logged(body):
 
 
 @logged
-def simulate(plan, input, output, log):
-    """Every shard in ``output`` (one for rule `simulate`, a bin's for `simulate_bin_a_b`), in order."""
-    from banditrepro.cell import simulate_shard
+def simulate(plan, wildcards, input, output, log):
+    """A batch (rule `simulate`, wildcard ``batch``): its shards not complete yet, then its receipt."""
+    from banditrepro.workflow.batches import run_batch
 
-    lines = []
-    for path in output:
-        cell, first, last = plan.parse_shard(path)
-        _, horizon, algo = split_key(cell)
-        results = simulate_shard(algo, plan.prepared_of_cell(cell), horizon, first, last,
-                                 plan.config["base_seed"], path)
-        lines += [r.describe() for r in results]
-    return "\n".join(lines) + "\n"
+    return run_batch(plan, plan.batch(wildcards.batch), input[0], output[0])
 
 
 @logged
 def summarize(plan, wildcards, input, output, log):
+    """A cell's summary from its shards (the plan's list; the inputs are the receipts of their batches). A
+    shard gone or corrupt (deleted by hand after its batch finished): its batches' receipts are removed too,
+    so the same command again computes that shard alone."""
+    from banditrepro import ReproError
     from banditrepro.aggregate import write_summary
 
     runs = plan.runs_of(wildcards.dataset, wildcards.horizon, wildcards.algo)
-    write_summary(list(input), output[0], runs)
-    return f"{runs} runs of {len(input)} shards summarized\n"
+    cell = cell_key(wildcards.dataset, int(wildcards.horizon), wildcards.algo)
+    shards = [(cell, a, b) for a, b in plan.chains[cell]]
+    paths = [plan.shard(*s) for s in shards]
+    gone = [s for s, p in zip(shards, paths) if not Path(p).is_file()]
+    if gone:
+        plan.forget_batches_of(gone)
+        raise ReproError(f"shard {plan.shard(*gone[0])} is missing (deleted after its batch ran?): "
+                         "run the same command again to compute it")
+    try:
+        write_summary(paths, output[0], runs)
+    except ReproError:
+        plan.forget_batches_of([s for s, p in zip(shards, paths) if not Path(p).is_file()])  # corrupt: removed
+        raise
+    return f"{runs} runs of {len(paths)} shards summarized\n"
 
 
 @logged

@@ -5,18 +5,19 @@ the runs of every cell and the shards and bins that compute them, and answers ev
 parameter the rules need. No path here is absolute unless the user configured it so: params and inputs
 are relative to the working directory (``rel``), so a copied or moved project folder is up to date.
 
-Shards. A cell's runs are stored in shards, one file per job holding runs first..last
+Shards. A cell's runs are stored in shards, one file holding runs first..last
 (``<cell>/<code>/runs<first>-<last>.npz``; ``code`` is the digest of the code the cell runs, so editing that
-code makes new files rather than rewriting old ones). A cell's *chain* is the shards holding its runs
-0..n-1: the shards that exist, followed from run 0 (one listing of the cell's folder), then new shards of
-``k`` runs (``cells_per_job``; ``auto`` sizes k from the horizon and the kernel's ns/step,
-banditrepro/jobsize.py) up to run n-1. Raising ``runs`` appends shards after the existing ones, so only
-the new runs are computed and no file is rewritten. A chain is the same when planned again after some of
-its new shards were written, so a killed run resumes with the same shards and a cluster node plans what
-the main process planned. A summary reads its chain and keeps runs 0..n-1 (the last shard may hold more).
+code makes new files rather than rewriting old ones). A cell's shards hold its runs 0..n-1: the shards that
+exist, followed from run 0 (one listing of the cell's folder), then new shards of ``k`` runs
+(``runs_per_shard``; ``auto`` sizes k from the horizon and the kernel's ns/step, banditrepro/jobsize.py) up
+to run n-1. Raising ``runs`` appends shards after the existing ones, so only the new runs are computed and no
+file is rewritten. A cell's shard list is the same when planned again after some of its new shards were
+written, so a killed run resumes with the same shards and a cluster node plans what the main process
+planned. A summary reads its cell's shards and keeps runs 0..n-1 (the last shard may hold more).
 
-Bins. Under a cluster executor the missing shards are packed into bins of about ``job_minutes`` of
-estimated work (banditrepro/workflow/bins.py), one rule per bin writing the same shard files.
+Batches. Every shard is computed by a batch (banditrepro/workflow/batches.py), one job of rule ``simulate``
+named by its wildcard ``{batch}``; batches depend on the shard lists and the target only (``batch_minutes``,
+or ``shard_seconds`` when it is null), not on which shards exist.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
-from banditrepro.workflow import bins as binning
+from banditrepro.workflow import batches as batching
 from banditrepro.workflow import digests
 from banditrepro.workflow.config import check_config
 
@@ -74,25 +75,12 @@ def plan_chain(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, i
 
 
 def shard_size(key: str, runs: int, config: dict) -> int:
-    """Runs per new shard of a cell: ``cells_per_job`` (``auto``: from ``job_seconds``)."""
-    k = config["cells_per_job"]
+    """Runs per new shard of a cell: ``runs_per_shard`` (``auto``: from ``shard_seconds``)."""
+    k = config["runs_per_shard"]
     if k == "auto":
         _, horizon, algo = split_key(key)
-        k = jobsize.runs_per_job(algo, horizon, runs, config["job_seconds"])
+        k = jobsize.runs_per_job(algo, horizon, runs, config["shard_seconds"])
     return max(1, min(int(k), runs))
-
-
-@dataclass(frozen=True)
-class SimulateRule:
-    """What one shard-writing rule declares (``Plan.simulate_rules``)."""
-
-    name: str
-    input: object
-    output: object
-    log: str
-    constraints: dict
-    runtime: object  # minutes, or a function of the wildcards
-    mem_mb: int
 
 
 @dataclass
@@ -105,8 +93,9 @@ class Plan:
     cell_runs: dict[str, int]  # cell key -> runs
     codes: dict[str, str] = field(default_factory=dict)  # cell key -> code digest (its shards' folder)
     chains: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
-    missing: set = field(default_factory=set)  # (cell, first, last) of the shards not written yet
-    bins: list = field(default_factory=list)  # bins.Bin: the missing shards packed for a cluster
+    batches: list = field(default_factory=list)  # batches.Batch: every shard, packed (state-independent)
+    batch_of: dict = field(default_factory=dict)  # batch name -> Batch
+    cell_batches: dict = field(default_factory=dict)  # cell key -> names of the batches holding its shards
 
     # --- paths ---------------------------------------------------------------------------------------------
     def root_path(self, p) -> str:
@@ -121,12 +110,12 @@ class Plan:
             return str(p)
         return os.path.relpath(self.root / p)
 
-    def shard_pattern(self) -> str:
-        """A shard with its cell as one wildcard, ``{cell}`` = <dataset>/T<horizon>/<algo>."""
-        return f"{self.layout.cells}/{{cell}}/{{code}}/runs{{first}}-{{last}}.npz"
-
     def shard(self, cell: str, first: int, last: int) -> str:
         return self.layout.shard(*split_key(cell), self.codes[cell], first, last)
+
+    def shard_relpath(self, cell: str, first: int, last: int) -> str:
+        """A shard's path under the cells folder (what names batches and what receipts and logs list)."""
+        return f"{cell}/{self.codes[cell]}/runs{first}-{last}.npz"
 
     def parse_shard(self, path: str) -> tuple[str, int, int]:
         """(cell, first, last) of a shard path (``shard``'s inverse)."""
@@ -169,29 +158,46 @@ class Plan:
         _, horizon, algo = split_key(cell)
         return (last - first + 1) * jobsize.run_seconds(algo, horizon)
 
-    def shard_minutes(self, cell: str, first: int, last: int) -> int:
-        """SLURM runtime of a job computing one shard: the bins' margin (bins.requested_minutes)."""
-        return binning.requested_minutes(self.shard_seconds(cell, first, last))
-
     def all_shards(self) -> list[tuple[str, int, int]]:
-        """Every shard of every chain in the bins' order: by dataset (a bin reads one prepared file), cell,
-        first run. Indices into this list name the bins, and do not change as shards get written."""
+        """Every shard of every cell in the batches' order: by dataset (a batch reads one prepared file), cell,
+        first run."""
         return sorted(((c, a, b) for c, chain in self.chains.items() for a, b in chain),
                       key=lambda s: (split_key(s[0])[0], s[0], s[1]))
 
-    def simulate_rules(self, prepared_of) -> list[SimulateRule]:
-        """The rules writing shards (workflow/rules/simulate.smk): `simulate` (one shard, wildcards; input
-        ``prepared_of(wildcards)``), then one per bin."""
-        out = [SimulateRule("simulate", prepared_of, self.shard_pattern(),
-                            self.log("cells", "{cell}", "{code}", "runs{first}-{last}"),
-                            {"cell": r"[^/]+/T\d+/[^/]+", "code": r"[0-9a-f]+", "first": r"\d+", "last": r"\d+"},
-                            lambda wc: self.shard_minutes(wc.cell, int(wc.first), int(wc.last)), 300)]
-        for b in self.bins:
-            if b.shards:
-                out.append(SimulateRule(b.name, self.prepared_of_cell(b.shards[0][0]),
-                                        [self.shard(*s) for s in b.shards], self.log("bins", b.name), {},
-                                        b.minutes, 1000))
-        return out
+    # --- batches ---------------------------------------------------------------------------------------------
+    def batch(self, name: str):
+        """The batch of that name (a job's wildcard), or ReproError: a node planning other batches than the
+        main process (a different config or project state) stops here rather than computing something else."""
+        try:
+            return self.batch_of[name]
+        except KeyError:
+            raise ReproError(f"batch {name} is not in this plan (config or shards changed since it was "
+                             "submitted): run snakemake again") from None
+
+    def receipt(self, name: str) -> str:
+        return self.layout.receipt(name)
+
+    def cell_receipts(self, dataset: str, horizon, algo: str) -> list[str]:
+        """A summary's inputs: the receipts of the batches holding the cell's shards."""
+        return [self.receipt(b) for b in self.cell_batches[cell_key(dataset, int(horizon), algo)]]
+
+    def batch_prepared(self, name: str) -> str:
+        return self.layout.prepared_file(self.batch(name).dataset)
+
+    def batch_runtime(self, name: str, attempt: int = 1) -> int:
+        """SLURM minutes for a batch's ``attempt``-th try: doubled per retry, capped by partition_minutes."""
+        return self.batch(name).minutes(attempt, self.config.get("partition_minutes"))
+
+    def forget_batches_of(self, shards) -> list[str]:
+        """Remove the receipts of the batches holding ``shards`` ((cell, first, last), e.g. a shard deleted by
+        hand after its batch finished), so the next run computes them again; the receipts removed."""
+        wanted = set(shards)
+        removed = []
+        for b in self.batches:
+            if wanted.intersection(b.shards) and os.path.exists(self.receipt(b.name)):
+                os.unlink(self.receipt(b.name))
+                removed.append(self.receipt(b.name))
+        return removed
 
     def prepared_of_cell(self, cell: str) -> str:
         return self.layout.prepared_file(split_key(cell)[0])
@@ -275,11 +281,10 @@ class Plan:
         return self.root_path("config/deviations.yaml")
 
 
-def build_plan(config: dict, root, argv=(), scan=True, binned=False) -> Plan:
+def build_plan(config: dict, root, scan=True) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
-    claim, plan the shards of every cell. ``scan``: look at which shards exist (see the module docstring);
-    ``binned``: pack the missing shards into bins (a cluster executor); ``argv``: a cluster node's command
-    line (the bins it runs). ReproError (one line) on bad input."""
+    claim, plan the shards of every cell and the batches computing them. ``scan``: look at which shards
+    exist (see the module docstring). ReproError (one line) on bad input."""
     from banditrepro import claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
@@ -307,10 +312,13 @@ def build_plan(config: dict, root, argv=(), scan=True, binned=False) -> Plan:
         plan.codes[key] = digests.cell_code(split_key(key)[2])[:CODE_CHARS]
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
         plan.chains[key] = plan_chain(n, shard_size(key, n, config), existing)
-        plan.missing.update((key, a, b) for a, b in plan.chains[key] if existing.get(a) != b)
-    if binned:
-        ranges = binning.ranges_from_argv(argv)  # a node: the bins the main process chose
-        plan.bins = binning.pack(plan.all_shards(), plan.missing, plan.shard_seconds,
-                                 lambda cell: split_key(cell)[0], config["job_minutes"] * 60, ranges)
-        binning.check_limit(plan.bins, config.get("partition_minutes"))
+    minutes = config["batch_minutes"]
+    target = minutes * 60 if minutes is not None else config["shard_seconds"]
+    plan.batches = batching.pack(plan.all_shards(), plan.shard_seconds, lambda cell: split_key(cell)[0],
+                                 plan.shard_relpath, target)
+    plan.batch_of = {b.name: b for b in plan.batches}
+    for b in plan.batches:
+        for cell in dict.fromkeys(c for c, _, _ in b.shards):
+            plan.cell_batches.setdefault(cell, []).append(b.name)
+    batching.check_limit(plan.batches, config.get("partition_minutes"))
     return plan

@@ -1,0 +1,245 @@
+"""A batch's body (banditrepro.workflow.batches.run_batch), what makes a shard complete (cell.shard_complete)
+and the shard claims (banditrepro.workflow.shard_claims): a killed batch resumes with the shards it had not
+finished, two batches never compute one shard at once, a dead holder's claim is taken over, the receipt is
+written last. In process, with a stand-in for the simulation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from banditrepro.cell import shard_complete
+from banditrepro.layout import Layout
+from banditrepro.workflow import shard_claims
+from banditrepro.workflow.batches import Batch, file_sha256, run_batch
+from banditrepro.workflow.config import apply_aliases, check_config
+from tests.workflow.common import ROOT
+
+
+class Plan(SimpleNamespace):
+    """What run_batch asks of a plan: shard paths, the base seed, the shards log."""
+
+    def shard(self, cell, a, b):
+        return f"{self.layout.cells}/{self.shard_relpath(cell, a, b)}"
+
+    @staticmethod
+    def shard_relpath(cell, a, b):
+        return f"{cell}/code/runs{a}-{b}.npz"
+
+
+@pytest.fixture
+def setup(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = Plan(layout=Layout("res", 3), config={"base_seed": 3})
+    prepared = tmp_path / "prepared.json"
+    prepared.write_text('{"name": "x"}')
+    shards = tuple((f"x/T10/a{i}", 0, 1) for i in range(5))
+    batch = Batch("x-0123456789ab", "x", shards, 5.0)
+    return plan, batch, str(prepared), "res/batches/x-0123456789ab.json"
+
+
+def fake_compute(calls, fail_after=None, receipt=None):
+    """Writes a shard as cell.write_shard does (sidecar first, .npz last); raises on call fail_after + 1."""
+
+    def compute(algo, prepared, horizon, first, last, seed, out, sha):
+        if fail_after is not None and len(calls) == fail_after:
+            raise RuntimeError("killed")
+        if receipt is not None:
+            assert not Path(receipt).exists()  # the receipt comes after every shard
+        calls.append(out)
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).with_suffix(".json").write_text(json.dumps({"prepared_sha256": sha}))
+        Path(out).write_bytes(b"npz")
+        return []
+
+    return compute
+
+
+def computed_lines(plan):
+    log = Path(plan.layout.shards_log)
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_a_shard_is_complete_with_its_npz_and_a_sidecar_naming_the_prepared_file(tmp_path):
+    shard = tmp_path / "runs0-1.npz"
+    side = shard.with_suffix(".json")
+    assert not shard_complete(shard, "abc")  # nothing
+    shard.write_bytes(b"npz")
+    assert not shard_complete(shard, "abc")  # no sidecar
+    side.write_text("{not json")
+    assert not shard_complete(shard, "abc")
+    side.write_text(json.dumps({"runs": [0, 1]}))
+    assert not shard_complete(shard, "abc")  # a sidecar of an older version: no prepared_sha256
+    side.write_text(json.dumps({"prepared_sha256": "other"}))
+    assert not shard_complete(shard, "abc")  # computed from a prepared file with other bytes
+    side.write_text(json.dumps({"prepared_sha256": "abc"}))
+    assert shard_complete(shard, "abc")
+    shard.unlink()
+    assert not shard_complete(shard, "abc")  # a sidecar alone is not a shard
+
+
+def test_a_rewrite_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, monkeypatch):
+    """Rewriting a shard (a re-derived dataset, an older sidecar) and killed between the sidecar and the
+    .npz: the old .npz must not stay beside a sidecar naming the new prepared file (that pair is complete)."""
+    from banditrepro import cell
+
+    shard = tmp_path / "runs0-0.npz"
+    shard.write_bytes(b"old")
+    shard.with_suffix(".json").write_text(json.dumps({"prepared_sha256": "old"}))
+    monkeypatch.setattr(cell, "shard_sidecar", lambda results: {})
+    monkeypatch.setattr(cell, "shard_arrays", lambda results: {})
+
+    def killed(path, arrays):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cell, "write_npz", killed)
+    with pytest.raises(KeyboardInterrupt):
+        cell.write_shard([], shard, "new")
+    assert json.loads(shard.with_suffix(".json").read_text()) == {"prepared_sha256": "new"}
+    assert not shard.exists() and not shard_complete(shard, "new")
+
+
+def test_a_batch_computes_its_shards_then_writes_its_receipt_last(setup):
+    plan, batch, prepared, receipt = setup
+    calls = []
+    text = run_batch(plan, batch, prepared, receipt, fake_compute(calls, receipt=receipt))
+    assert len(calls) == 5 and "5 of 5 shards computed" in text
+    doc = json.loads(Path(receipt).read_text())
+    assert doc == {"batch": batch.name, "prepared_sha256": file_sha256(prepared),
+                   "shards": [plan.shard_relpath(*s) for s in batch.shards]}
+    lines = computed_lines(plan)
+    assert [ln.split()[0] for ln in lines] == doc["shards"]
+    assert all(ln.split()[2] == str(os.getpid()) for ln in lines)
+    assert not list(Path(plan.layout.cells).rglob("*.claim"))  # every claim released
+    # run again (a forced rerun with the same prepared bytes): nothing computed, the same receipt
+    first = Path(receipt).read_bytes()
+    Path(receipt).unlink()
+    again = []
+    run_batch(plan, batch, prepared, receipt, fake_compute(again))
+    assert again == [] and Path(receipt).read_bytes() == first and len(computed_lines(plan)) == 5
+
+
+def test_an_interrupted_batch_resumes_with_the_shards_it_had_not_finished(setup):
+    plan, batch, prepared, receipt = setup
+    calls = []
+    with pytest.raises(RuntimeError, match="killed"):
+        run_batch(plan, batch, prepared, receipt, fake_compute(calls, fail_after=2))
+    assert len(calls) == 2 and not Path(receipt).exists()  # no receipt: Snakemake runs the batch again
+    assert not list(Path(plan.layout.cells).rglob("*.claim"))  # the failing shard's claim released
+    retry = []
+    run_batch(plan, batch, prepared, receipt, fake_compute(retry))
+    assert retry == [plan.shard(*s) for s in batch.shards[2:]]  # only the rest
+    shards = [ln.split()[0] for ln in computed_lines(plan)]
+    assert sorted(shards) == sorted(set(shards)) and len(shards) == 5  # no shard computed twice
+
+
+def test_a_re_derived_prepared_file_recomputes_exactly_its_shards(setup):
+    plan, batch, prepared, receipt = setup
+    run_batch(plan, batch, prepared, receipt, fake_compute([]))
+    Path(prepared).write_text('{"name": "x", "edited": true}')
+    calls = []
+    run_batch(plan, batch, prepared, receipt, fake_compute(calls))
+    assert len(calls) == 5
+    assert json.loads(Path(receipt).read_text())["prepared_sha256"] == file_sha256(prepared)
+
+
+# --- claims ---------------------------------------------------------------------------------------------------
+
+def dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_a_complete_shard_is_skipped_without_a_claim(tmp_path):
+    shard = tmp_path / "runs0-0.npz"
+    assert not shard_claims.acquire(shard, lambda: True)
+    assert not shard_claims.claim_path(shard).exists()
+
+
+def test_a_live_holder_is_waited_for_then_its_shard_is_skipped(tmp_path):
+    shard = tmp_path / "runs0-0.npz"
+    other = shard_claims.Holder(shard_claims.Holder.me().host, os.getppid(), None, shard_claims.time.time())
+    shard_claims.claim_path(shard).write_text(json.dumps(other.__dict__))
+    assert shard_claims.holder_alive(other)
+    waits = []
+
+    def sleep(seconds):  # the holder finishes while we wait: writes the shard, removes its claim
+        waits.append(seconds)
+        shard.write_bytes(b"npz")
+        shard_claims.release(shard)
+
+    assert not shard_claims.acquire(shard, shard.exists, sleep=sleep)
+    assert waits == [shard_claims.POLL_SECONDS]
+
+
+def test_a_dead_holders_claim_is_taken_over(tmp_path):
+    shard = tmp_path / "runs0-0.npz"
+    me = shard_claims.Holder.me()
+    dead = shard_claims.Holder(me.host, dead_pid(), None, me.time)
+    shard_claims.claim_path(shard).write_text(json.dumps(dead.__dict__))
+    assert not shard_claims.holder_alive(dead)
+    assert shard_claims.acquire(shard, shard.exists, me=me, sleep=pytest.fail)
+    assert shard_claims.read_holder(shard_claims.claim_path(shard)) == me
+    assert [p.name for p in tmp_path.iterdir()] == ["runs0-0.npz.claim"]  # nothing left aside
+    # a claim cut short by a kill (unreadable) is a dead holder's too
+    shard_claims.claim_path(shard).write_text("{")
+    assert shard_claims.acquire(shard, shard.exists, me=me, sleep=pytest.fail)
+
+
+def test_a_holder_elsewhere_is_alive_while_slurm_runs_its_job_or_its_claim_is_young():
+    me = shard_claims.Holder("here", 1, None, 10_000.0)
+    there = shard_claims.Holder("node7", 123, "42", 9_000.0)
+    now = lambda: 10_000.0  # noqa: E731
+    assert shard_claims.holder_alive(there, me, slurm_alive=lambda job: True, now=now)
+    assert not shard_claims.holder_alive(there, me, slurm_alive=lambda job: False, now=now)
+    # squeue cannot say: the claim's age decides
+    assert shard_claims.holder_alive(there, me, slurm_alive=lambda job: None, now=now)
+    old = shard_claims.Holder("node7", 123, None, 10_000.0 - shard_claims.MAX_AGE - 1)
+    assert not shard_claims.holder_alive(old, me, now=now)
+
+
+def test_squeue_answers_are_read_as_live_dead_or_unknown():
+    def run(answer, code=0, err=""):
+        return lambda *a, **k: SimpleNamespace(stdout=answer, returncode=code, stderr=err)
+
+    assert shard_claims.slurm_job_alive("1", run("RUNNING\n")) is True
+    assert shard_claims.slurm_job_alive("1", run("PENDING\n")) is True
+    assert shard_claims.slurm_job_alive("1", run("CANCELLED\n")) is False
+    assert shard_claims.slurm_job_alive("1", run("", 1, "slurm_load_jobs error: Invalid job id specified")) is False
+    assert shard_claims.slurm_job_alive("1", run("", 1, "cannot reach slurmctld")) is None
+
+    def missing(*a, **k):
+        raise FileNotFoundError("squeue")
+
+    assert shard_claims.slurm_job_alive("1", missing) is None
+
+
+# --- deprecated config keys -------------------------------------------------------------------------------------
+
+def test_deprecated_keys_map_to_the_new_ones_with_one_line_each():
+    import io
+
+    err = io.StringIO()
+    cfg = {"cells_per_job": 3, "job_seconds": 2.0, "job_minutes": 7}
+    apply_aliases(cfg, err)
+    assert cfg == {"runs_per_shard": 3, "shard_seconds": 2.0, "batch_minutes": 7}
+    lines = err.getvalue().splitlines()
+    assert lines == [f"banditrepro: config key '{old}' is deprecated: use '{new}'" for old, new in
+                     (("cells_per_job", "runs_per_shard"), ("job_seconds", "shard_seconds"),
+                      ("job_minutes", "batch_minutes"))]
+    both = {"job_minutes": 7, "batch_minutes": 9}  # the new name wins
+    apply_aliases(both, io.StringIO())
+    assert both == {"batch_minutes": 9}
+
+
+def test_check_config_accepts_a_deprecated_key(capsys):
+    cfg = check_config({"job_minutes": 30}, ROOT / "workflow/schemas/config.schema.yaml")
+    assert cfg["batch_minutes"] == 30 and "job_minutes" not in cfg and cfg["shard_seconds"] == 5.0
+    assert capsys.readouterr().err.count("\n") == 1
