@@ -179,6 +179,15 @@ def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
     assert (tmp_path / "claims.csv").read_text() == (project / TEST_RESULTS / "claims.csv").read_text()
 
 
+def _receipts_holding(results: Path, shard: Path) -> list[Path]:
+    rel = str(shard.relative_to(results / "cells/seed7"))
+    return [p for p in sorted((results / "batches").glob("*.json")) if rel in json.loads(p.read_text())["shards"]]
+
+
+def _computed(results: Path) -> list[str]:
+    return [ln.split()[0] for ln in (results / "logs/shards-computed.log").read_text().splitlines()]
+
+
 def test_interrupted_run_resumes_without_recomputing(test_run):
     project = test_run[0]
     results = project / TEST_RESULTS
@@ -186,9 +195,13 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
     (victim,) = (project / TEST_CELLS / "six-rankers/T2000/btm").glob("*/runs0-*.npz")
     summary = results / "summaries/six-rankers/T2000/btm.npz"
     before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in cells if p not in (victim, summary)}
-    # the state a kill leaves: this cell and everything downstream of it not written yet
-    victim.unlink()
-    summary.unlink()
+    computed = _computed(results)
+    # the state a kill leaves: this shard, its batch's receipt (written last) and everything downstream of
+    # it not written yet
+    receipts = _receipts_holding(results, victim)
+    assert len(receipts) == 1
+    for p in (victim, summary, *receipts):
+        p.unlink()
     for sub in ("figures", "tables"):
         shutil.rmtree(results / sub)
     for name in ("claims.csv", "report.md"):
@@ -196,12 +209,37 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
     (victim.parent / f".{victim.name}.leftover.part").write_bytes(b"half a file")  # what a kill leaves behind
     r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert victim.exists() and (results / "report.md").exists()
-    # only the victim's job ran again: every other shard and summary is untouched
+    assert victim.exists() and (results / "report.md").exists() and receipts[0].exists()
+    # only the victim was computed again: every other shard and summary is untouched
     redone = [p for p, (m, _) in before.items() if p.stat().st_mtime_ns != m]
     assert not [p for p in redone if "cells" in p.parts], redone
+    assert _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
     meta = json.loads(victim.with_suffix(".json").read_text())
-    assert meta["runs"] == [0, 1] and meta["horizon"] == 2000
+    assert meta["runs"] == [0, 1] and meta["horizon"] == 2000 and len(meta["prepared_sha256"]) == 64
+
+
+def test_a_shard_deleted_by_hand_is_named_and_the_same_command_computes_it(test_run, tmp_path):
+    """A shard gone after its batch finished: the summary that reads it fails with one line naming it and
+    drops its batch's receipt, so the same command again computes that shard alone."""
+    project = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(test_run[0]), str(project)], check=True)
+    results = project / TEST_RESULTS
+    (victim,) = (project / TEST_CELLS / "sushi16/T2000/rucb").glob("*/runs0-*.npz")
+    receipts = _receipts_holding(results, victim)
+    computed = _computed(results)
+    victim.unlink()
+    # its summary runs again (forced here; e.g. after a summary edit): it finds the shard gone
+    summary = f"{TEST_RESULTS}/summaries/sushi16/T2000/rucb.npz"
+    command = ["--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", "--forcerun", summary]
+    r = smk(*command, cwd=project)
+    assert r.returncode != 0
+    named = [ln for ln in r.stderr.splitlines() if str(victim.relative_to(project)) in ln and "missing" in ln]
+    assert named, r.stderr[-3000:]
+    assert not any(p.exists() for p in receipts)
+    r = smk(*command, cwd=project)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert victim.exists() and _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
+    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
 
 
 def test_html_report_has_a_caption_per_figure(test_run):
