@@ -140,14 +140,14 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     lay = Layout(str(out), cfg["base_seed"], data_dir=str(data))
 
     todo = [c for c in nruns if panel_status(c[0], lay)[0]]
-    # the workflow's shards (its chains and code digests, nothing existing), so the files compare by name
+    # the workflow's shards (its shard lists and code digests, nothing existing), so the files compare by name
     from banditrepro.workflow.plan import build_plan, cell_key
 
     plan = build_plan(dict(cfg), ROOT, scan=False)
     files = {}
     for c in todo:
         key = cell_key(*c)
-        for a, b in plan.chains[key]:
+        for a, b in plan.cell_shards[key]:
             files[(c, (a, b))] = lay.shard(*c, plan.codes[key], a, b)
     jobs = [(c, ab, lay.base_seed, Path(lay.prepared), path) for (c, ab), path in files.items()]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:

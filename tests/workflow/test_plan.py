@@ -13,38 +13,38 @@ from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
 from banditrepro.manifest import cell_runs, load_manifest
 from banditrepro.workflow import batches
-from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, plan_chain, split_key
+from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, plan_shards, split_key
 from tests.workflow.common import ROOT, TEST_CONFIG, job_counts, smk
 
 
-def _flat(chain):
-    return [r for a, b in chain for r in range(a, b + 1)]
+def _flat(shards):
+    return [r for a, b in shards for r in range(a, b + 1)]
 
 
-def test_a_chain_holds_every_run_once_and_keeps_existing_shards():
+def test_a_cells_shards_hold_every_run_once_and_keeps_existing_shards():
     for runs in range(1, 25):
         for k in (1, 2, 3, 5, 20):
-            chain = plan_chain(runs, k, {})
-            assert _flat(chain) == list(range(runs)) and all(b - a + 1 <= k for a, b in chain)
+            shards = plan_shards(runs, k, {})
+            assert _flat(shards) == list(range(runs)) and all(b - a + 1 <= k for a, b in shards)
     # raising runs 20 -> 1000 with k 20 -> 500: the old shard stays, the new runs come after it
-    assert plan_chain(1000, 500, {0: 19}) == [(0, 19), (20, 519), (520, 999)]
+    assert plan_shards(1000, 500, {0: 19}) == [(0, 19), (20, 519), (520, 999)]
     # lowering runs: the existing shard holds more runs than asked (the summary keeps the first ones)
-    assert plan_chain(20, 20, {0: 499}) == [(0, 499)]
+    assert plan_shards(20, 20, {0: 499}) == [(0, 499)]
     # a gap ends the existing part: shards after it are not followed
-    assert plan_chain(10, 5, {0: 1, 5: 9}) == [(0, 1), (2, 6), (7, 9)]
+    assert plan_shards(10, 5, {0: 1, 5: 9}) == [(0, 1), (2, 6), (7, 9)]
 
 
-def test_a_chain_is_the_same_after_some_of_its_new_shards_were_written():
+def test_a_cells_shards_are_the_same_after_some_of_its_new_shards_were_written():
     """What a killed run resumes and what a cluster node plans: writing any subset of the new shards
-    leaves the chain as it was."""
+    leaves the cell's shards as they were."""
     import itertools
 
     for existing in ({}, {0: 3}, {0: 3, 4: 4}):
-        chain = plan_chain(23, 5, existing)
-        new = [s for s in chain if existing.get(s[0]) != s[1]]
+        shards = plan_shards(23, 5, existing)
+        new = [s for s in shards if existing.get(s[0]) != s[1]]
         for n in range(len(new) + 1):
             for written in itertools.combinations(new, n):
-                assert plan_chain(23, 5, {**existing, **dict(written)}) == chain
+                assert plan_shards(23, 5, {**existing, **dict(written)}) == shards
 
 
 def test_existing_shards_reads_the_shard_names_of_a_folder(tmp_path):
@@ -158,12 +158,12 @@ def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
     assert plan.layout == lay
     key = next(iter(plan.cell_runs))
     ds, h, algo = split_key(key)
-    a, b = plan.chains[key][0]
+    a, b = plan.cell_shards[key][0]
     path = plan.shard(key, a, b)
     assert path == lay.shard(ds, h, algo, plan.codes[key], a, b)
     assert path == f"{lay.cells}/{plan.shard_relpath(key, a, b)}"
     assert plan.parse_shard(path) == (key, a, b)
-    assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.chains[key]]
+    assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.cell_shards[key]]
     assert plan.all_targets()[-3:] == [lay.claims_csv, lay.runtime_csv, lay.report_md]
     assert plan.log("claims") == f"{lay.logs}/claims.log"
     assert not any(p.startswith("/") for p in plan.all_targets() + [plan.rel("config/datasets.yaml")])

@@ -104,9 +104,9 @@ def estimate(plan) -> dict:
     files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
     if todo:
         files += FIGURE_FILES * len(plan.figures) + FINAL_FILES
-    cells = [c for c in plan.chains if split_key(c)[0] not in skip]
+    cells = [c for c in plan.cell_shards if split_key(c)[0] not in skip]
     limit = plan.config.get("partition_minutes")
-    return {"cells": len(cells), "shards": sum(len(plan.chains[c]) for c in cells),
+    return {"cells": len(cells), "shards": sum(len(plan.cell_shards[c]) for c in cells),
             "new_shards": len(todo), "new_runs": runs, "batches": len(batches),
             "cluster": plan.config.get("batch_minutes") is not None,
             "estimated_minutes": [b.seconds / 60 for b in batches],

@@ -49,7 +49,7 @@ def summarize(plan, wildcards, input, output, log):
 
     runs = plan.runs_of(wildcards.dataset, wildcards.horizon, wildcards.algo)
     cell = cell_key(wildcards.dataset, int(wildcards.horizon), wildcards.algo)
-    shards = [(cell, a, b) for a, b in plan.chains[cell]]
+    shards = [(cell, a, b) for a, b in plan.cell_shards[cell]]
     paths = [plan.shard(*s) for s in shards]
     gone = [s for s, p in zip(shards, paths) if not Path(p).is_file()]
     if gone:

@@ -1,7 +1,7 @@
 """What a config asks the workflow to do, computed once at parse time: ``build_plan(config, root)``.
 
 A ``Plan`` holds the validated config, its ``Layout`` (every path), the catalog, the manifest's figures,
-the runs of every cell and the shards and bins that compute them, and answers every input list and
+the runs of every cell and the shards and batches that compute them, and answers every input list and
 parameter the rules need. No path here is absolute unless the user configured it so: params and inputs
 are relative to the working directory (``rel``), so a copied or moved project folder is up to date.
 
@@ -64,14 +64,14 @@ def existing_shards(folder) -> dict[int, int]:
     return out
 
 
-def plan_chain(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, int]]:
+def plan_shards(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, int]]:
     """Inclusive run ranges holding runs 0..runs-1: existing shards followed from run 0, then new ones of
     ``k`` runs (the last clipped at ``runs``)."""
-    chain, p = [], 0
+    shards, p = [], 0
     while p < runs and p in existing:
-        chain.append((p, existing[p]))
+        shards.append((p, existing[p]))
         p = existing[p] + 1
-    return chain + [(a + p, b + p) for a, b in jobsize.chunks(runs - p, k)]
+    return shards + [(a + p, b + p) for a, b in jobsize.chunks(runs - p, k)]
 
 
 def shard_size(key: str, runs: int, config: dict) -> int:
@@ -92,7 +92,7 @@ class Plan:
     figures: list
     cell_runs: dict[str, int]  # cell key -> runs
     codes: dict[str, str] = field(default_factory=dict)  # cell key -> code digest (its shards' folder)
-    chains: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
+    cell_shards: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
     batches: list = field(default_factory=list)  # batches.Batch: every shard, packed (state-independent)
     batch_of: dict = field(default_factory=dict)  # batch name -> Batch
     cell_batches: dict = field(default_factory=dict)  # cell key -> names of the batches holding its shards
@@ -149,9 +149,9 @@ class Plan:
         return self.cell_runs[cell_key(dataset, int(horizon), algo)]
 
     def cell_files(self, dataset: str, horizon, algo: str) -> list[str]:
-        """The shards of a cell's chain (what its summary reads)."""
+        """A cell's shards (what its summary reads)."""
         cell = cell_key(dataset, int(horizon), algo)
-        return [self.shard(cell, a, b) for a, b in self.chains[cell]]
+        return [self.shard(cell, a, b) for a, b in self.cell_shards[cell]]
 
     def shard_seconds(self, cell: str, first: int, last: int) -> float:
         """Estimated seconds of a shard's runs (jobsize.run_seconds)."""
@@ -161,7 +161,7 @@ class Plan:
     def all_shards(self) -> list[tuple[str, int, int]]:
         """Every shard of every cell in the batches' order: by dataset (a batch reads one prepared file), cell,
         first run."""
-        return sorted(((c, a, b) for c, chain in self.chains.items() for a, b in chain),
+        return sorted(((c, a, b) for c, held in self.cell_shards.items() for a, b in held),
                       key=lambda s: (split_key(s[0])[0], s[0], s[1]))
 
     # --- batches ---------------------------------------------------------------------------------------------
@@ -311,7 +311,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     for key, n in plan.cell_runs.items():
         plan.codes[key] = digests.cell_code(split_key(key)[2])[:CODE_CHARS]
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
-        plan.chains[key] = plan_chain(n, shard_size(key, n, config), existing)
+        plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing)
     minutes = config["batch_minutes"]
     target = minutes * 60 if minutes is not None else config["shard_seconds"]
     plan.batches = batching.pack(plan.all_shards(), plan.shard_seconds, lambda cell: split_key(cell)[0],
