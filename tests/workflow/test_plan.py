@@ -267,3 +267,18 @@ def test_estimate_prints_submissions_lengths_cpu_hours_files_and_bytes(tmp_path)
     # a partition limit the batches would exceed stops it in one line naming the key
     r = subprocess.run([*cli, "partition_minutes=1"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "partition_minutes" in r.stderr, r.stderr
+
+
+@pytest.mark.workflow
+def test_estimate_and_snakemake_plan_the_same_batches_for_a_config_value_snakemake_parses(tmp_path, monkeypatch):
+    """`--config batch_minutes=1e1`: Snakemake's dry run and estimate's config give the same batches."""
+    from banditrepro.workflow.estimate import load_config
+
+    args = ["--configfile", str(ROOT / TEST_CONFIG)]
+    r = smk("-n", "--directory", str(tmp_path), *args, "--config", "batch_minutes=1e1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(load_config(ROOT, [ROOT / TEST_CONFIG], ["batch_minutes=1e1"]), ROOT)
+    assert plan.config["batch_minutes"] == 10.0
+    optional = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)}  # after the probe only
+    assert job_counts(r.stdout + r.stderr)["simulate"] == len([b for b in plan.batches if b.dataset not in optional])
