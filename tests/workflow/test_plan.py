@@ -282,3 +282,15 @@ def test_estimate_and_snakemake_plan_the_same_batches_for_a_config_value_snakema
     assert plan.config["batch_minutes"] == 10.0
     optional = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)}  # after the probe only
     assert job_counts(r.stdout + r.stderr)["simulate"] == len([b for b in plan.batches if b.dataset not in optional])
+
+
+def test_a_shard_gone_drops_only_the_receipt_of_its_batch(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(_test_config(), ROOT)
+    for b in plan.batches:
+        Path(plan.receipt(b.name)).parent.mkdir(parents=True, exist_ok=True)
+        Path(plan.receipt(b.name)).write_text("{}")
+    victim = plan.batches[1]
+    assert plan.forget_batches_of([victim.shards[-1]]) == [plan.receipt(victim.name)]
+    assert [Path(plan.receipt(b.name)).exists() for b in plan.batches] == [b != victim for b in plan.batches]
+    assert plan.forget_batches_of([victim.shards[0]]) == []  # already gone
