@@ -16,7 +16,7 @@ if [ -f "$STATE"/slurm.conf ] && [ -f "$STATE"/slurmctld.pid ]; then
     echo "ci/slurm/stop.sh: cancelling jobs still queued or running:" $ids >&2
     # shellcheck disable=SC2086
     timeout 10 scancel $ids 2>/dev/null
-    for _ in $(seq 30); do  # let slurmd end the jobs' processes (KillWait=5) before slurmd itself goes
+    for _ in $(seq 30); do  # let slurmd end the jobs' processes (KillWait=1) before slurmd itself goes
       [ -z "$(timeout 10 squeue -h -t RUNNING,COMPLETING,SUSPENDED -o %i 2>/dev/null)" ] && break
       sleep 0.5
     done

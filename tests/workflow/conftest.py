@@ -37,3 +37,35 @@ def test_run(project):
     r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     return project, before
+
+
+# --- the real-SLURM tests (tests/workflow/test_slurm*.py; BANDITREPRO_SLURM_TEST=1, as .ci/run sets) -------
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """A single-node SLURM for the session (ci/slurm/start.sh); yields the runs' environment."""
+    from tests.workflow import slurm_harness as h
+
+    if not h.REQUESTED:
+        pytest.skip("real-SLURM test: set BANDITREPRO_SLURM_TEST=1 (needs root and the Debian packages "
+                    "slurmctld slurmd slurm-client munge; .ci/run does this)")
+    missing = h.requirements_missing()
+    if missing:
+        pytest.fail(f"BANDITREPRO_SLURM_TEST=1 but {missing}")
+    with h.single_node_slurm() as env:
+        yield env
+
+
+@pytest.fixture(scope="session")
+def slurm_local_reference(tmp_path_factory):
+    """The test config run locally (default profile): what every cluster run must equal."""
+    from tests.workflow import slurm_harness as h
+
+    if not h.REQUESTED:
+        pytest.skip("only needed by the real-SLURM tests")
+    work = tmp_path_factory.mktemp("local")
+    r = h.smk("--directory", str(work), "--workflow-profile", str(h.ROOT / "profiles/default"), "--cores", "2",
+              *h.LOCAL_CONFIG)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return work
