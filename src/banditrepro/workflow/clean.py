@@ -80,7 +80,8 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
     try:
         config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
     except yaml.YAMLError as exc:
-        raise ReproError(f"configuration error: unreadable YAML ({' '.join(str(exc).split())}); nothing removed") from None
+        message = " ".join(str(exc).split())
+        raise ReproError(f"configuration error: unreadable YAML ({message}); nothing removed") from None
     os.chdir(project_info.root)  # the plan's paths are relative to the project, as in the workflow
     try:
         plan = build_plan(config, project_info.root, scan=False)
