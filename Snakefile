@@ -2,7 +2,7 @@
 # here; their Python lives in the package (src/banditrepro/workflow/).
 from snakemake.utils import min_version
 
-min_version("8.0")
+min_version("9.0")
 
 
 # the default config lives beside this file, so `--directory` elsewhere still finds it
@@ -15,6 +15,7 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/software.smk"
 
 
 # a quiet dry run prints its job table once
@@ -32,3 +33,4 @@ rule all:
     default_target: True
     input:
         PLAN.all_targets(),
+        LAYOUT.software_json,

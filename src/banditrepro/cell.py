@@ -149,7 +149,7 @@ def write_cell(result: CellResult, path: str | Path, sidecar: str | Path | None 
 def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run: int, base_seed: int,
                      out: str | Path, sidecar: str | Path | None = None) -> CellResult:
     """The workflow's cell job: algorithm id (``name+key=value…``) on a prepared dataset -> files."""
-    from banditrepro.datasets.catalog import load_prepared
+    from banditrepro.datasets.prepared import load_prepared
 
     name, params = algorithms.parse_algorithm_id(algorithm_id)
     result = run_cell(name, params, load_prepared(prepared), horizon, run, base_seed)
@@ -218,7 +218,7 @@ def simulate_shard(algorithm_id: str, prepared: str | Path, horizon: int, first:
     """The workflow's cell job: runs first..last of an algorithm id on a prepared dataset -> one shard.
     Each run draws from its own stream (``seeds.cell_generator``), so the bytes of run r do not depend on
     the shard that holds it. ``prepared_sha256`` (of ``prepared``) goes into the sidecar."""
-    from banditrepro.datasets.catalog import load_prepared
+    from banditrepro.datasets.prepared import load_prepared
 
     name, params = algorithms.parse_algorithm_id(algorithm_id)
     instance = load_prepared(prepared)

@@ -258,8 +258,7 @@ def cmd_probe(args) -> int:
         try:
             cat.fetch(rel, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout)
         except ReproError as exc:
-            # the reason ends up in figures and tables: a mirror folder is named as such, not by its path
-            # relative to wherever Snakemake runs (that made two checkouts' tables differ)
+            # in figures and tables a mirror folder is named as such, not by its path (checkouts' tables differed)
             reason = str(exc)
             for mirror in args.mirror or ():
                 if "://" not in str(mirror):
@@ -357,10 +356,11 @@ def cmd_report(args) -> int:
     return 0
 
 
-def cmd_estimate(args) -> int:
-    from banditrepro.workflow.estimate import run
+def cmd_planned(args) -> int:  # estimate, clean: what the plan the workflow builds for a config says
+    from banditrepro.workflow import clean, estimate
 
-    print(run(args.project_info, args.configfile or (), args.config or (), args.profile))
+    opts = (args.project_info, args.configfile or (), args.config or (), args.profile)
+    print(clean.run(*opts, remove=args.remove) if args.command == "clean" else estimate.run(*opts))
     return 0
 
 
@@ -397,9 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_simulate)
 
     def config_opt(sp):
-        sp.add_argument("--config", default=None,
-                        help="workflow config whose datasets: are added (default <project>/config/config.yaml if "
-                             "present)")
+        sp.add_argument("--config", help="workflow config adding datasets: (default <project>/config/config.yaml)")
 
     s = sub.add_parser("datasets", help="list known datasets and whether each is prepared / needs the network")
     data_opts(s)
@@ -462,12 +460,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=_output(".csv"), required=True)
     s.set_defaults(func=cmd_claims)
 
-    s = sub.add_parser("estimate", help="batches (SLURM jobs), lengths, CPU-hours, files and bytes of a run")
-    s.add_argument("--configfile", action="extend", nargs="+", help="as snakemake --configfile")
-    s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
-    s.add_argument("--profile", metavar="DIR",
-                   help="workflow profile whose config: entries apply (e.g. profiles/slurm)")
-    s.set_defaults(func=cmd_estimate)
+    for name, text in (("estimate", "batches (SLURM jobs), lengths, CPU-hours, files and bytes of a cluster run"),
+                       ("clean", "list (--remove: delete) the shard folders of code the config no longer uses")):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("--configfile", action="extend", nargs="+", help="as snakemake --configfile")
+        s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
+        s.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply")
+        s.set_defaults(func=cmd_planned)
+    s.add_argument("--remove", action="store_true", help="delete the folders listed (nothing else)")
 
     s = sub.add_parser("report", help="Markdown report of figures, tables and claims")
     manifest_opts(s)

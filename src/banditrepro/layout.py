@@ -16,7 +16,7 @@ is written exactly once:
     <results>/summaries/<dataset>/T<h>/<algo>.npz       one cell's runs summarised
     <results>/figures/<paper>/<figure>.{png,pdf}
     <results>/tables/<paper>/<figure>.{csv,md,tex}, <results>/tables/runtime.csv
-    <results>/claims.csv, report.md, reproduction.md
+    <results>/claims.csv, report.md, reproduction.md, software.json (the run's software stack)
     logs/ (results/) or logs/<name>/ (results/<name>)   job logs
 
 Paths are relative (to the project root, where Snakemake runs) unless the user configured absolute ones,
@@ -141,6 +141,11 @@ class Layout:
     @property
     def reproduction_md(self) -> str:
         return f"{self.results_dir}/reproduction.md"
+
+    @property
+    def software_json(self) -> str:
+        """The run's software stack (banditrepro.workflow.software)."""
+        return f"{self.results_dir}/software.json"
 
     def under(self, root: str | Path) -> Layout:
         """The same layout with relative folders resolved against ``root`` (for callers elsewhere)."""

@@ -84,3 +84,24 @@ def test_stale_paths_are_found():
 def test_readme_and_docs_name_only_files_that_exist():
     for path in [ROOT / "README.md", *ROOT.glob("docs/*.md")]:
         assert stale_paths(path.read_text()) == [], path.name
+
+
+def test_config_readme_documents_every_config_key():
+    """The workflow catalog shows config/README.md: every key of the schema (nested ones as a.b) is in it."""
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())["properties"]
+    keys = set(schema)
+    for key, spec in schema.items():
+        keys |= {f"{key}.{sub}" for sub in spec.get("properties", {})}
+    text = (ROOT / "config/README.md").read_text()
+    documented = set(re.findall(r"^\| `([\w.]+)` \|", text, flags=re.M))
+    assert keys - {"download"} <= documented, sorted(keys - documented)
+    assert documented <= keys, sorted(documented - keys)  # no key that does not exist
+    assert ".test/config/config.yaml" in text
+
+
+def test_workflow_catalog_file_states_usage_and_report():
+    settings = yaml.safe_load((ROOT / ".snakemake-workflow-catalog.yml").read_text())
+    usage = settings["usage"]
+    assert usage["report"] is True
+    assert usage["mandatory-flags"]["desc"] and usage["mandatory-flags"]["flags"]
+    assert set(usage["software-stack-deployment"]) >= {"conda"}

@@ -60,7 +60,7 @@ def package_copy(tmp_path):
 
 
 def test_editing_the_shared_randint_reruns_the_cells_that_import_it(package_copy):
-    """CCB, IF, QSA and SCB import `randint` from another module: their cells' digests must change."""
+    """CCB, IF, QSA, SCB and Winner Stays import `randint` from another module: their cells' digests change."""
     import banditrepro.algorithms.ccb
 
     helper = banditrepro.algorithms.ccb.randint.__module__  # wherever the shared RNG helpers live
@@ -71,9 +71,8 @@ def test_editing_the_shared_randint_reruns_the_cells_that_import_it(package_copy
     changed = {n for n in names if after[n] != before[n]}
     assert {"ccb", "if", "qsa", "scb"} <= changed
     # exactly the algorithms whose kernel module's closure holds the helper
-    users = {n for n in names
-             if helper in digests.closure([algorithms.get(n).run.__module__, digests.CELL], package_copy)}
-    assert changed == users and "c2b" not in changed
+    # Winner Stays draws its tie-breaks and first pair with randint too (algorithms/winner_stays.py)
+    assert changed == {"ccb", "if", "qsa", "scb", "ws-w", "ws-s"}
 
 
 def test_cell_digest_of_an_unedited_copy_is_the_same(package_copy):
@@ -113,13 +112,23 @@ def test_claims_digest_covers_every_claim_module(package_copy):
     for module in digests.claim_modules():
         assert digests.module_file(module, package_copy)
     path = digests.module_file(digests.claim_modules()[-1], package_copy)
-    path.write_text(path.read_text() + "\n# edited\n")
+    path.write_text(path.read_text() + "\n# a comment\n")
+    assert digests.claims_code(package_copy) == before  # comments never rerun anything
+    path.write_text(path.read_text() + "\nEDITED = 1\n")
     assert digests.claims_code(package_copy) != before
 
 
 def test_plugin_code_is_hashed_by_file(tmp_path):
     mod = tmp_path / "myplugin.py"
     mod.write_text("def run():\n    pass\n")
+    before = digests.outside_digest(mod)
+    mod.write_text('def run():\n    """Docs."""\n    # a comment\n\n    pass\n')
+    assert digests.outside_digest(mod) == before
+    mod.write_text("def run():\n    return 1\n")
+    assert digests.outside_digest(mod) != before
+    mod.write_text("def run():\n    pass\n")
+    (tmp_path / "data.txt").write_text("x")
+    assert digests.outside_digest(tmp_path / "data.txt") == digests.bytes_digest(tmp_path / "data.txt")
     import importlib.util
     import sys
 
@@ -129,6 +138,99 @@ def test_plugin_code_is_hashed_by_file(tmp_path):
     spec.loader.exec_module(m)
     try:
         own, outside = digests.object_code(m.run)
-        assert own == [] and outside == [digests.bytes_digest(mod)]
+        assert own == [] and outside == [digests.outside_digest(mod)]
     finally:
         del sys.modules["myplugin"]
+
+
+# --- what counts: the syntax tree, without docstrings ----------------------------------------------------------
+
+SOURCE = '''"""Module docs."""
+import math
+
+
+class K:
+    """Class docs."""
+
+    def f(self, x):
+        """Method docs."""
+        return math.sqrt(x)  # a comment
+
+
+async def g():
+    "Docs."
+    return 1
+'''
+
+
+@pytest.mark.parametrize("edited", [
+    SOURCE + "\n# a comment at the end\n",
+    SOURCE.replace('"""Module docs."""', '"""Other module docs,\n\non two paragraphs."""'),
+    SOURCE.replace('"""Method docs."""', "'''Other method docs.'''"),
+    SOURCE.replace('"""Class docs."""\n', ""),
+    SOURCE.replace("return math.sqrt(x)", "return (\n            math.sqrt( x )\n        )"),
+    SOURCE.replace("import math\n", "import math  # why\n\n\n"),
+])
+def test_comments_docstrings_and_formatting_do_not_count(edited):
+    assert digests.code_shape(edited) == digests.code_shape(SOURCE)
+
+
+@pytest.mark.parametrize("edited", [
+    SOURCE.replace("math.sqrt(x)", "math.sqrt(x + 0)"),
+    SOURCE.replace("return 1", "return 1.0"),
+    SOURCE.replace("return 1", "return True"),
+    SOURCE.replace("    return 1", '    "Docs."\n    return 1'),  # a second string statement is code
+    SOURCE.replace("def f(self, x)", "def f(self, y)"),
+    SOURCE + "\nX = 1\n",
+])
+def test_every_code_edit_counts(edited):
+    assert digests.code_shape(edited) != digests.code_shape(SOURCE)
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text() + text)
+
+
+def test_registry_data_cli_and_version_edits_reschedule_no_cell(package_copy):
+    """Adding an algorithm, editing the download, preparation or catalog code, the CLI, the figures, the claims
+    or the package version changes no cell's code digest (docs/decisions.md#code-digests)."""
+    names = algorithms.names()
+    before = {n: digests.cell_code(n) for n in names}
+    builtin = package_copy / "algorithms" / "builtin.py"
+    builtin.write_text(builtin.read_text().replace('"rucb": "rucb",', '"rucb": "rucb",\n    "new-algo": "new_algo",'))
+    init = package_copy / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9.'))
+    for rel in ("datasets/fetch.py", "datasets/derive.py", "datasets/catalog.py", "cli.py", "figures/panels.py",
+                "claims/parts.py", "aggregate.py", "report.py", "plugins.py"):
+        _append(package_copy / rel, "\n\ndef added_by_a_test():\n    return 1\n")
+    assert {n: digests.cell_code(n, package_copy) for n in names} == before
+
+
+def test_a_docstring_edit_reschedules_nothing_a_kernel_edit_only_its_algorithm(package_copy):
+    names = algorithms.names()
+    before = {n: digests.cell_code(n) for n in names}
+    rucb = package_copy / "algorithms" / "rucb.py"
+    rucb.write_text(rucb.read_text().replace('"""', '"""A docstring edit. ', 1) + "\n# a comment\n")
+    assert {n: digests.cell_code(n, package_copy) for n in names} == before
+    edit_function(rucb, "run")
+    digests.cell_code.cache_clear()  # the same root, edited: forget the digests computed before the edit
+    assert {n for n in names if digests.cell_code(n, package_copy) != before[n]} == {"rucb"}
+
+
+def test_the_cell_closure_holds_what_runs_and_no_registry_or_io_module():
+    mods = digests.closure([digests.CELL, algorithms.get("rucb").run.__module__], skip=digests.NO_NUMBERS)
+    assert {"banditrepro.cell", "banditrepro.algorithms.rucb", "banditrepro.recorder", "banditrepro.seeds",
+            "banditrepro.datasets.prepared", "banditrepro.atomic", "banditrepro.regret"} <= set(mods)
+    assert not set(mods) & {*digests.NO_NUMBERS, "banditrepro.datasets.catalog", "banditrepro.cli"}
+
+
+def test_a_new_function_in_the_data_code_or_a_new_algorithm_reruns_no_summary_figure_claim_or_report(package_copy):
+    kinds = ["curves", "dp-delta-epsilon", "ws-matrices"]
+    before = [digests.summary_code(), digests.report_code(), digests.claims_code(),
+              *(digests.figure_code(k) for k in kinds)]
+    for rel in ("datasets/fetch.py", "datasets/derive.py", "algorithms/builtin.py"):
+        _append(package_copy / rel, "\n\ndef added_by_a_test():\n    return 1\n")
+    init = package_copy / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9.'))
+    assert [digests.summary_code(package_copy), digests.report_code(package_copy), digests.claims_code(package_copy),
+            *(digests.figure_code(k, package_copy) for k in kinds)] == before

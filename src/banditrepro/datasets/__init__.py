@@ -1,4 +1,2 @@
 """Datasets: declared once in ``config/datasets.yaml``; fetched (mirrors first, checksummed) and derived
 by code into ``data/prepared/<name>.json``."""
-
-from banditrepro.datasets.catalog import Catalog, load_catalog, load_prepared  # noqa: F401

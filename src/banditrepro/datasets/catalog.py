@@ -20,6 +20,7 @@ import banditrepro.datasets.derive as derive
 from banditrepro import ReproError
 from banditrepro.atomic import write_json
 from banditrepro.datasets.fetch import checksum_mismatch, fetch
+from banditrepro.datasets.prepared import load_prepared  # noqa: F401  (its home before prepared.py)
 from banditrepro.instances import BernoulliArms, PreferenceMatrix, UtilityModel
 
 DERIVE_FROM_URL = {"sushi_archive": derive.sushi_archive_to_wins}
@@ -193,21 +194,3 @@ def load_catalog(path: str | Path, declared: dict[str, dict] | None = None, root
             entry["derivation"] = "matrix_file" if kinds[0] == "path" else "bernoulli"
     return Catalog(sources=parts[0], datasets=datasets,
                    declared=frozenset(declared or ()), root=Path(root))
-
-
-def load_prepared(path: str | Path):
-    """A prepared instance (``data/prepared/<name>.json``) as a validated PreferenceMatrix/BernoulliArms."""
-    path = Path(path)
-    if not path.exists():
-        raise ReproError(f"prepared dataset not found: {path} (run the workflow's prepare rule first)")
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8"))
-        if rec.get("generative"):
-            return UtilityModel(rec["generative"]["n"], name=rec["name"])
-        if rec["kind"] == "mab":
-            return BernoulliArms(rec["means"], labels=tuple(rec["labels"]), name=rec["name"])
-        return PreferenceMatrix(np.array(rec["matrix"], dtype=np.float64), labels=tuple(rec["labels"]),
-                                name=rec["name"])
-    except (ValueError, KeyError, TypeError) as exc:  # JSON/Unicode errors are ValueErrors
-        raise ReproError(f"prepared dataset {path} is unreadable ({type(exc).__name__}: {exc}); "
-                         f"delete it and prepare it again") from None

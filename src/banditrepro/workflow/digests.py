@@ -12,8 +12,13 @@ drawer — is named by its entry module:
     claims   closure of every claim test module (and banditrepro.claims)
     summary, runtime table: closure(banditrepro.aggregate); report: closure(banditrepro.report)
 
-Code outside the package (a plugin's kernel) is covered by its file's bytes. The digests never import the
-modules they cover except to find an entry module's name (the algorithm registry, the drawers).
+each without the modules of ``NO_NUMBERS`` (registry, plugin loader, download and derivation code, the
+package's ``__init__``), which a job imports but which cannot change a number it writes.
+
+A module counts by its syntax tree without docstrings (``code_shape``), never by its text: comments,
+docstrings and formatting rerun nothing (docs/decisions.md#code-digests). Code outside the package (a
+plugin's kernel) is covered by its file the same way. The digests never import the modules they cover
+except to find an entry module's name (the algorithm registry, the drawers).
 """
 
 from __future__ import annotations
@@ -33,6 +38,16 @@ FIGURES = "banditrepro.figures"
 CLAIMS = "banditrepro.claims"
 SUMMARY = "banditrepro.aggregate"
 REPORT = "banditrepro.report"
+
+# Modules a job imports that cannot change a number it writes; no digest's walk enters them (an entry module
+# is always covered). Why each: docs/decisions.md#code-digests.
+NO_NUMBERS = {
+    "banditrepro": "the package version, the error class, the numba cache folder (the sidecar records the version)",
+    "banditrepro.algorithms.builtin": "name -> kernel module: the kernel module a cell runs is digested itself",
+    "banditrepro.plugins": "finds and checks other packages' kernels; the kernel a cell runs is digested itself",
+    "banditrepro.datasets.fetch": "download code: jobs read the prepared file, an input Snakemake tracks",
+    "banditrepro.datasets.derive": "preparation code: same, through the prepared file",
+}
 
 
 def digest(obj) -> str:
@@ -96,28 +111,82 @@ def _imports_cached(module: str, root: Path) -> frozenset[str]:
     return frozenset(imports(module, root))
 
 
-def closure(modules, root: Path = ROOT) -> list[str]:
-    """Every package module that importing ``modules`` executes (transitively), sorted."""
+def closure(modules, root: Path = ROOT, skip=()) -> list[str]:
+    """Every package module that importing ``modules`` executes (transitively), sorted; the walk neither
+    covers nor enters the modules of ``skip`` unless they are among ``modules``."""
     todo = [m for m in modules if module_file(m, root)]
-    seen: set[str] = set()
+    seen: set[str] = set(todo)
+    out: set[str] = set()
     while todo:
         m = todo.pop()
-        if m in seen:
-            continue
-        seen.add(m)
-        todo.extend(_parents(m))
-        todo.extend(n for n in _imports_cached(m, root) if n not in seen)
-    return sorted(m for m in seen if module_file(m, root))
+        out.add(m)
+        for n in (*_parents(m), *_imports_cached(m, root)):
+            if n not in seen and n not in skip:
+                seen.add(n)
+                todo.append(n)
+    return sorted(m for m in out if module_file(m, root))
+
+
+# --- what of a module counts: its syntax tree ---------------------------------------------------------------
+
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _shape(node) -> str:
+    """A canonical text of a syntax tree: node types, fields and constants, no positions. Fields that are
+    None or empty are left out, so a Python release that adds an optional field keeps the digests."""
+    if isinstance(node, ast.AST):
+        body = getattr(node, "body", None)
+        if isinstance(node, _DOCUMENTED) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body = body[1:]  # the docstring
+        fields = []
+        for name, value in ast.iter_fields(node):
+            value = body if name == "body" and body is not None else value
+            if value is None or value == []:
+                continue
+            fields.append(f"{name}={_shape(value)}")
+        return f"{type(node).__name__}({','.join(fields)})"
+    if isinstance(node, list):
+        return f"[{','.join(_shape(v) for v in node)}]"
+    return f"{type(node).__name__}:{node!r}"  # a constant, an identifier, an operator's context
+
+
+def code_shape(source: bytes | str, filename: str = "<source>") -> str:
+    """What of a Python source can change what it does: its syntax tree without docstrings (comments and
+    formatting are not in the tree)."""
+    return _shape(ast.parse(source, filename=filename))
+
+
+@functools.cache
+def _file_shape(path: Path, mtime_ns: int, size: int) -> str:
+    return code_shape(path.read_bytes(), str(path))
+
+
+def file_shape(path: Path) -> str:
+    st = path.stat()
+    return _file_shape(path, st.st_mtime_ns, st.st_size)
 
 
 def source_digest(modules, root: Path = ROOT) -> str:
-    """Hash of the sources of ``closure(modules)``: names relative to the package, then bytes."""
+    """Hash of ``closure(modules)`` without ``NO_NUMBERS``: names relative to the package, then each syntax tree."""
     h = hashlib.sha256()
-    for m in closure(modules, root):
+    for m in closure(modules, root, skip=NO_NUMBERS):
         path = module_file(m, root)
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(path.read_bytes())
+        h.update(file_shape(path).encode() + b"\0")
     return h.hexdigest()[:16]
+
+
+def outside_digest(path) -> str:
+    """A file outside the package (a plugin's module): its syntax tree's hash if it is Python, else its bytes'."""
+    p = Path(path)
+    if p.suffix == ".py" and p.is_file():
+        try:
+            return hashlib.sha256(file_shape(p).encode()).hexdigest()[:16]
+        except SyntaxError:
+            pass
+    return bytes_digest(p)
 
 
 def object_code(obj, root: Path = ROOT) -> tuple[list[str], list[str]]:
@@ -127,7 +196,7 @@ def object_code(obj, root: Path = ROOT) -> tuple[list[str], list[str]]:
     if name.split(".")[0] == PACKAGE and module_file(name, root):
         return [name], []
     path = getattr(sys.modules.get(name), "__file__", None)
-    return [], [bytes_digest(path)] if path else []
+    return [], [outside_digest(path)] if path else []
 
 
 # --- entry modules of the jobs (the one place that knows where drawers and claim tests live) -------------
