@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/leaderboard.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -32,3 +33,5 @@ rule all:
     default_target: True
     input:
         PLAN.all_targets(),
+        # only with challengers: one leaderboard per paper a challenger joined
+        leaderboard.targets(PLAN.figures, LAYOUT),
