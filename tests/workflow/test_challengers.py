@@ -72,3 +72,33 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
     assert {k: final[k] for k in kept} == kept
     r = smk("-n", *config(), cwd=copy)
     assert "Nothing to be done" in r.stdout + r.stderr
+
+
+BROKEN = """
+from banditrepro.algorithms import AlgorithmSpec
+
+def run(instance, T, tab, grid, rng):
+    raise RuntimeError("boom")
+
+SPEC = AlgorithmSpec(name="broken-duels", label="Broken", problem="duel", citation="test", run=run)
+"""
+
+
+def test_a_challenger_whose_kernel_raises_fails_only_its_own_jobs(test_run, tmp_path):
+    """Its shards fail with one line naming the algorithm; with --keep-going every output that does not
+    need its runs is still built (here a deleted paper figure no challenger joins)."""
+    from tests.interface.test_plugin import fake_plugin
+
+    site = fake_plugin(tmp_path / "site", "broken-duels", "broken_duels", BROKEN,
+                       {"broken-duels": "broken_duels:SPEC"})
+    copy = clone(test_run[0], tmp_path / "copy")
+    other = copy / TEST_RESULTS / "figures/c2b/rounds-needed.png"
+    other.unlink()
+    r = smk("--cores", "2", "--keep-going", *config('challengers=["broken-duels"]'), cwd=copy,
+            env={"PYTHONPATH": f"{copy / 'src'}:{site}"})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    named = [ln for ln in out.splitlines() if ln.startswith("algorithm 'broken-duels' failed on ")]
+    assert named and all(ln.endswith("RuntimeError: boom") for ln in named), out[-3000:]
+    assert other.exists()
+    assert not (copy / TEST_RESULTS / "leaderboards/c2b.csv").exists()

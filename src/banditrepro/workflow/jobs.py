@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from banditrepro import ReproError
 from banditrepro.workflow.plan import split_key
 
 # Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
@@ -40,8 +41,14 @@ def simulate(plan, input, output, log):
     for path in output:
         cell, first, last = plan.parse_shard(path)
         _, horizon, algo = split_key(cell)
-        results = simulate_shard(algo, plan.prepared_of_cell(cell), horizon, first, last,
-                                 plan.config["base_seed"], path)
+        try:
+            results = simulate_shard(algo, plan.prepared_of_cell(cell), horizon, first, last,
+                                     plan.config["base_seed"], path)
+        except ReproError:
+            raise
+        except Exception as exc:  # a kernel that raises (a plugin, a challenger): its job fails naming it
+            raise ReproError(f"algorithm {algo!r} failed on {cell} (runs {first}-{last}): "
+                             f"{type(exc).__name__}: {exc}") from None
         lines += [r.describe() for r in results]
     return "\n".join(lines) + "\n"
 
