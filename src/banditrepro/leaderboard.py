@@ -26,7 +26,7 @@ from banditrepro.manifest import Figure
 COLUMNS = ["paper", "figure", "rank", "algorithm", "label", "challenger", "average_rank", "geometric_ratio",
            "panel", "dataset", "horizon", "metric", "opponent", "opponent_label", "role", "ratio", "ci_low",
            "ci_high", "runs", "verdict", "runs_to_settle"]
-PAPER, STRONGEST = "paper's algorithm", "strongest baseline"
+PAPER, STRONGEST = standings.PAPER, standings.STRONGEST
 REFERENCE = "reference"  # the paper's algorithm against itself
 
 

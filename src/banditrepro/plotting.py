@@ -10,7 +10,6 @@ import matplotlib
 import seaborn as sns
 from matplotlib.figure import Figure
 
-
 # challengers (config key `challengers`) in the order the config lists them: colours no algorithm uses
 CHALLENGER_COLOURS = ("#000000", "#ff00ff", "#00a087", "#a65628", "#4d4dff")
 

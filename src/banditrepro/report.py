@@ -44,8 +44,8 @@ def _verdict_sentence(rows: pd.DataFrame) -> str:
     def names(word):
         picked = rows[rows.verdict == word]
         if word == "inconclusive":
-            return [f"{r.panel}: ≈{int(r.runs_to_settle):,} runs would settle it" if r.runs_to_settle == r.runs_to_settle
-                    else r.panel for r in picked.itertuples()]
+            return [f"{r.panel}: ≈{int(r.runs_to_settle):,} runs would settle it"
+                    if r.runs_to_settle == r.runs_to_settle else r.panel for r in picked.itertuples()]
         return list(picked.panel)
 
     parts = []
@@ -61,7 +61,7 @@ def _verdict_sentence(rows: pd.DataFrame) -> str:
 def challenger_section(figures: list[Figure], layout: Layout) -> list[str]:
     """Where each challenger stands, in sentences, from the leaderboards (nothing without challengers)."""
     from banditrepro import challengers
-    from banditrepro.leaderboard import PAPER, STRONGEST
+    from banditrepro.standings import PAPER, STRONGEST
 
     papers = challengers.papers_with_challengers(figures)
     if not papers:

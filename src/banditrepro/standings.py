@@ -25,6 +25,7 @@ from banditrepro.manifest import Panel
 from banditrepro.verdicts import Interval
 
 BEATS, LOSES, OPEN = "beats", "loses", "inconclusive"
+PAPER, STRONGEST = "paper's algorithm", "strongest baseline"  # the opponents of the leaderboard's rows
 
 
 @dataclass(frozen=True)
