@@ -172,6 +172,11 @@ def targets(figures: list[Figure], layout: Layout) -> list[str]:
     return [t for p in challengers.papers_with_challengers(figures) for t in layout.leaderboard_outputs(p)]
 
 
+def tables(figures: list[Figure], layout: Layout) -> list[str]:
+    """The leaderboards' CSVs (what the report reads); empty without challengers."""
+    return [layout.leaderboard(p, "csv") for p in challengers.papers_with_challengers(figures)]
+
+
 def inputs(figures: list[Figure], layout: Layout, paper: str) -> list[str]:
     """The tables of the paper's figures a challenger joined (their summaries exist once those are built)."""
     return [layout.table(f.paper, f.id) for f in challengers.arena_figures(figures, paper)]

@@ -86,6 +86,7 @@ def test_the_leaderboard_ranks_every_line_and_agrees_with_the_claim_rows(toy, tm
     out = [lay.leaderboard("toy", s) for s in ("csv", "md", "png", "pdf")]
     assert leaderboard.targets(figs, lay) == out
     assert leaderboard.inputs(figs, lay, "toy") == [lay.table("toy", "f")]
+    assert leaderboard.tables(figs, lay) == [out[0]]
     df = leaderboard.build(figs, lay, "toy", *out)
     assert all(Path(p).stat().st_size > 0 for p in out)
     first = df.drop_duplicates("algorithm").set_index("algorithm")

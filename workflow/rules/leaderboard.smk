@@ -8,21 +8,9 @@ localrules:
     leaderboard,
 
 
-def get_leaderboard_inputs(wildcards):
-    return leaderboard.inputs(PLAN.figures, LAYOUT, wildcards.paper)
-
-
-def get_leaderboard_digest(wildcards):
-    return leaderboard.digest(PLAN.figures, wildcards.paper)
-
-
-def get_leaderboard_tables(wildcards):
-    return [t for t in leaderboard.targets(PLAN.figures, LAYOUT) if t.endswith(".csv")]
-
-
 rule leaderboard:
     input:
-        get_leaderboard_inputs,
+        lambda wc: leaderboard.inputs(PLAN.figures, LAYOUT, wc.paper),
     output:
         csv=LAYOUT.leaderboard("{paper}", "csv"),
         md=LAYOUT.leaderboard("{paper}", "md"),
@@ -35,6 +23,6 @@ rule leaderboard:
         mem_mb=1500,
     params:
         # the figures' manifest entries (with the challengers' lines) and the leaderboard's code
-        spec=get_leaderboard_digest,
+        spec=lambda wc: leaderboard.digest(PLAN.figures, wc.paper),
     run:
         leaderboard.job(PLAN, wildcards, output, log)

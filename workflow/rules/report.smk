@@ -10,7 +10,7 @@ rule report_md:
         claims=LAYOUT.claims_csv,
         runtime=LAYOUT.runtime_csv,
         # only with challengers: the leaderboards, for the report's section on the challengers
-        leaderboards=get_leaderboard_tables,
+        leaderboards=leaderboard.tables(PLAN.figures, LAYOUT),
     output:
         LAYOUT.report_md,
         # every claim with its location, interval and verdict; every deviation with its measured effect
