@@ -14,6 +14,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/leaderboard.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/software.smk"
 
@@ -34,3 +35,5 @@ rule all:
     input:
         PLAN.all_targets(),
         LAYOUT.software_json,
+        # only with challengers: one leaderboard per paper a challenger joined
+        leaderboard.targets(PLAN.figures, LAYOUT),

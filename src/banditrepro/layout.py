@@ -17,6 +17,7 @@ is written exactly once:
     <results>/figures/<paper>/<figure>.{png,pdf}
     <results>/tables/<paper>/<figure>.{csv,md,tex}, <results>/tables/runtime.csv
     <results>/claims.csv, report.md, reproduction.md, software.json (the run's software stack)
+    <results>/leaderboards/<paper>.{csv,md,png,pdf}     only with challengers (banditrepro/leaderboard.py)
     logs/ (results/) or logs/<name>/ (results/<name>)   job logs
 
 Paths are relative (to the project root, where Snakemake runs) unless the user configured absolute ones,
@@ -125,6 +126,13 @@ class Layout:
         """PNG, PDF and the table as CSV, Markdown and LaTeX, in that order."""
         return [self.figure_png(paper, figure), self.figure_pdf(paper, figure),
                 *(self.table(paper, figure, s) for s in ("csv", "md", "tex"))]
+
+    def leaderboard(self, paper: str, suffix: str = "csv") -> str:
+        return f"{self.results_dir}/leaderboards/{paper}.{suffix}"
+
+    def leaderboard_outputs(self, paper: str) -> list[str]:
+        """CSV, Markdown, PNG and PDF, in that order."""
+        return [self.leaderboard(paper, s) for s in ("csv", "md", "png", "pdf")]
 
     @property
     def claims_csv(self) -> str:

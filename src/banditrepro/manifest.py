@@ -24,6 +24,7 @@ class AlgoRef:
     params: dict[str, Any]
     id: str  # canonical algorithm id (file names)
     label: str
+    challenger: int = 0  # 0: a line of the manifest; k > 0: the k-th challenger of the config (challengers.py)
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ def _validate(doc: dict) -> None:
         raise ReproError(f"figure manifest: {where}: {err.message}")
 
 
-def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon: int | None = None,
-                  datasets: set[str] | None = None) -> list[Figure]:
+def read_manifest(path: str | Path) -> dict:
+    """The manifest as one validated mapping paper -> entry (one YAML file, or every *.yaml of a folder)."""
     import yaml
 
     path = Path(path)
@@ -103,6 +104,12 @@ def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon
                 raise ReproError(f"figure manifest: paper {paper!r} defined twice ({f.name})")
         doc.update(part)
     _validate(doc)
+    return doc
+
+
+def load_manifest(path: str | Path, papers: list[str] | None = None, max_horizon: int | None = None,
+                  datasets: set[str] | None = None) -> list[Figure]:
+    doc = read_manifest(path)
     figures = []
     for paper, pdoc in doc.items():
         if papers is not None and paper not in papers:
@@ -140,14 +147,20 @@ def cells(figures: list[Figure]) -> list[tuple[str, int, str]]:
 def cell_runs(figures: list[Figure], runs: int, max_runs: int | None = None) -> dict[tuple[str, int, str], int]:
     """Runs of every cell: the most any figure drawing it asks (``runs: N``), at least ``runs`` (the
     config's default), at most ``max_runs`` (a cap for small test configs). A cell shared by several
-    figures is run once, that many times, and every figure reads all of its runs."""
+    figures is run once, that many times, and every figure reads all of its runs. A challenger's line never
+    changes the runs of a manifest line's cell (which would change the papers' summaries): a cell both draw
+    keeps the manifest's runs; the challenger's own cells get the most its figures ask."""
     out: dict[tuple[str, int, str], int] = {}
+    added: dict[tuple[str, int, str], int] = {}
     for fig in figures:
         want = max(runs, fig.runs or 0)
         for panel in fig.panels:
             for ref in panel.algorithms:
                 key = (panel.dataset, panel.horizon, ref.id)
-                out[key] = max(out.get(key, 0), want)
+                into = added if ref.challenger else out
+                into[key] = max(into.get(key, 0), want)
+    for key, n in added.items():
+        out.setdefault(key, n)
     if max_runs:
         out = {k: min(n, max_runs) for k, n in out.items()}
     return out

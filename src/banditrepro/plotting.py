@@ -10,6 +10,19 @@ import matplotlib
 import seaborn as sns
 from matplotlib.figure import Figure
 
+# challengers (config key `challengers`) in the order the config lists them: colours no algorithm uses
+CHALLENGER_COLOURS = ("#000000", "#ff00ff", "#00a087", "#a65628", "#4d4dff")
+
+
+def challenger_style(ref) -> dict | None:
+    """Colour and line of a challenger's line (``AlgoRef.challenger`` > 0): its own colour, long dashes, drawn
+    on top; None for a line of the manifest (which keeps its algorithm's colour)."""
+    k = getattr(ref, "challenger", 0)
+    if not k:
+        return None
+    return {"color": CHALLENGER_COLOURS[(k - 1) % len(CHALLENGER_COLOURS)], "ls": (0, (7, 2)), "lw": 2.2,
+            "zorder": 4}
+
 
 def color_for(name: str, variant: int = 0, n_variants: int = 1):
     """The algorithm's colour (its spec's ``colour``, the same in every figure of every paper); several parameter

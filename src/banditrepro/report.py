@@ -24,11 +24,84 @@ def _md_table(df: pd.DataFrame, cols: list[str]) -> str:
     return head + body
 
 
+def _challenger_ids(figures: list[Figure]) -> set[tuple[str, str, str]]:
+    return {(f.paper, f.id, c["id"]) for f in figures for c in f.claims if "challenger" in c}
+
+
+def _paper_rows(claims: pd.DataFrame, figures: list[Figure], challenger: bool = False) -> pd.DataFrame:
+    """The papers' claim rows (or, with ``challenger``, the rows the challengers added)."""
+    ids = _challenger_ids(figures)
+    mask = [(r.paper, r.figure, r.claim_id) in ids for r in claims.itertuples()]
+    return claims[[m == challenger for m in mask]] if len(claims) else claims
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def _verdict_sentence(rows: pd.DataFrame) -> str:
+    """'beats it on 2 panels (a, b), loses on 1 (c) and is inconclusive on 1 (d: ≈40 runs would settle it)'."""
+    def names(word):
+        picked = rows[rows.verdict == word]
+        if word == "inconclusive":
+            return [f"{r.panel}: ≈{int(r.runs_to_settle):,} runs would settle it"
+                    if r.runs_to_settle == r.runs_to_settle else r.panel for r in picked.itertuples()]
+        return list(picked.panel)
+
+    parts = []
+    for word, lead in (("beats", "beats it on"), ("loses", "loses on"), ("inconclusive", "is inconclusive on")):
+        got = names(word)
+        if got:
+            parts.append(f"{lead} {len(got)} panel{'s' if len(got) != 1 else ''} ({'; '.join(got)})")
+    if not parts:
+        return "has no panel that ran"
+    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+
+
+def challenger_section(figures: list[Figure], layout: Layout) -> list[str]:
+    """Where each challenger stands, in sentences, from the leaderboards (nothing without challengers)."""
+    from banditrepro import challengers
+    from banditrepro.standings import PAPER, STRONGEST
+
+    papers = challengers.papers_with_challengers(figures)
+    if not papers:
+        return []
+    out = ["## Challengers", "",
+           "Algorithms added with the config key `challengers` (not part of the papers): each is drawn into every "
+           "figure it fits, in its own colour and labelled “challenger”. Below, per figure, its rank among the "
+           "figure's lines (average rank by mean final regret over the panels) and, per panel, whether it beats "
+           "or loses to the paper's algorithm and the strongest baseline (ratio of mean final regrets with its "
+           "paired 95 % interval below or above 1). Leaderboards: `leaderboards/<paper>.md`.", ""]
+    for paper in papers:
+        df = pd.read_csv(layout.leaderboard(paper, "csv"))
+        out += [f"### {paper}", "", f"![leaderboard {paper}](leaderboards/{paper}.png)", ""]
+        for fig in challengers.arena_figures(figures, paper):
+            d = df[df.figure == fig.id]
+            n_lines = d.algorithm.nunique()
+            for ref in challengers.challenger_refs(fig):
+                mine = d[d.algorithm == ref.key]
+                if mine.empty:
+                    out.append(f"- In {fig.id}, {ref.label}: no panel ran.")
+                    continue
+                first = mine.iloc[0]
+                vs_paper = mine[mine.role == PAPER]
+                vs_best = mine[mine.role == STRONGEST]
+                text = (f"- In {fig.id} ({fig.title}), {ref.label} ranks {_ordinal(int(first['rank']))} of {n_lines} "
+                        f"lines (average rank {first.average_rank:.3g} over {len(vs_paper)} panels). Against "
+                        f"{vs_paper.opponent_label.iloc[0]}, the paper's algorithm, it {_verdict_sentence(vs_paper)}.")
+                if not vs_best.empty:
+                    text += (f" Against the strongest baseline, {vs_best.opponent_label.iloc[0]}, it "
+                             f"{_verdict_sentence(vs_best)}.")
+                out.append(text)
+        out.append("")
+    return out
+
+
 def build_report(figures: list[Figure], layout: Layout, claims_csv, runtime_csv, out) -> str:
     out = Path(out)
     claims = pd.read_csv(claims_csv)
     lines = ["# banditrepro report", ""]
-    counts = claims.verdict.value_counts().to_dict() if not claims.empty else {}
+    counts = _paper_rows(claims, figures).verdict.value_counts().to_dict() if not claims.empty else {}
     lines.append("Claims: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
                  + " (each claim's location, interval and the deviations from the papers: reproduction.md)\n")
     recon = sorted({r.label for f in figures for p in f.panels for r in p.algorithms
@@ -51,6 +124,7 @@ def build_report(figures: list[Figure], layout: Layout, claims_csv, runtime_csv,
                           if "ci_low" in c and pd.notna(c.ci_low) and pd.notna(c.ci_high) else "")
                     lines.append(f"- **{c.verdict}** — {c.claim}. Test: {c.test}. Measured: {c.measured}{ci}.")
                 lines.append("")
+    lines += challenger_section(figures, layout)
     runtime = pd.read_csv(runtime_csv)
     lines += ["## Run time of the kernels", "", _md_table(runtime, list(runtime.columns))]
     text = "\n".join(lines) + "\n"
@@ -148,15 +222,20 @@ def build_reproduction(figures: list[Figure], layout: Layout, claims_csv, deviat
     from banditrepro import verdicts as vd
     from banditrepro.atomic import write_text
 
-    claims = pd.read_csv(claims_csv)
+    every = pd.read_csv(claims_csv)
+    claims, added = _paper_rows(every, figures), _paper_rows(every, figures, challenger=True)
     meta = {(f.paper, f.id, c["id"]): c for f in figures for c in f.claims}
     counts = claims.verdict.value_counts().to_dict() if not claims.empty else {}
     lines = ["# Reproduction report", "",
              f"{len(claims)} claims: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in vd.VERDICTS) + ".", "",
              *_LEGEND]
-    for paper in dict.fromkeys(claims.paper):
-        lines += [f"## {paper}", ""]
-        for r in claims[claims.paper == paper].itertuples():
+    sections = [(f"## {paper}", claims[claims.paper == paper]) for paper in dict.fromkeys(claims.paper)]
+    if len(added):  # the challengers' rows (config key `challengers`): after the papers', never among them
+        sections.append(("## Challengers (rows added by the config key `challengers`, not claims of the papers)",
+                         added))
+    for heading, rows in sections:
+        lines += [heading, ""]
+        for r in rows.itertuples():
             c = meta.get((r.paper, r.figure, r.claim_id), {})
             ci = (f" — interval [{r.ci_low:.4g}, {r.ci_high:.4g}]"
                   if pd.notna(r.ci_low) and pd.notna(r.ci_high) else "")

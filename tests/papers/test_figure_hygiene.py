@@ -16,7 +16,7 @@ import pytest
 from matplotlib.colors import to_rgb
 from matplotlib.transforms import Bbox
 
-from banditrepro import plotting
+from banditrepro import challengers, plotting
 from banditrepro.atomic import write_npz
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.figures import build_figure
@@ -41,7 +41,10 @@ def _figures():
     # the curve kinds again at T = 10^7, where a linear axis would print "1e7"
     big = [replace(f, id=f.id + "@1e7", panels=tuple(replace(p, horizon=10**7) for p in f.panels))
            for f in figs if f.kind in CURVE_KINDS]
-    return figs + big
+    # the figures two challengers join (one more line per panel, a longer legend and caption)
+    joined = challengers.join(figs, ["rmed2", "dp-se"], ROOT / "config" / "figures", PAPERS)
+    added = [replace(f, id=f.id + "+challengers") for f in challengers.arena_figures(joined)]
+    return figs + big + added
 
 
 FIGURES = _figures()

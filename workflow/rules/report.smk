@@ -9,6 +9,8 @@ rule report_md:
         get_figure_outputs,
         claims=LAYOUT.claims_csv,
         runtime=LAYOUT.runtime_csv,
+        # only with challengers: the leaderboards, for the report's section on the challengers
+        leaderboards=leaderboard.tables(PLAN.figures, LAYOUT),
     output:
         LAYOUT.report_md,
         # every claim with its location, interval and verdict; every deviation with its measured effect

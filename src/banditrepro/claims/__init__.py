@@ -35,7 +35,7 @@ import pandas as pd
 from banditrepro import ReproError
 from banditrepro import verdicts as vd
 from banditrepro.atomic import write_text
-from banditrepro.claims import generic  # noqa: F401  (registers the generic kinds)
+from banditrepro.claims import challenger, generic  # noqa: F401  (register the generic kinds)
 from banditrepro.claims.context import Context, NotRun
 from banditrepro.claims.parts import Part, fmt, fmt_iv, outcome, part_text
 from banditrepro.claims.registry import META, TESTS, _claim_args, test, validate
@@ -49,9 +49,10 @@ __all__ = ["COLUMNS", "META", "TESTS", "Context", "NotRun", "Part", "check_all",
 COLUMNS = ["paper", "figure", "claim_id", "claim", "test", "measured", "ci_low", "ci_high", "verdict"]
 
 
-def check_figure(fig: Figure, table: pd.DataFrame, layout: Layout) -> list[dict]:
+def check_figure(fig: Figure, table: pd.DataFrame, layout: Layout, claims=None) -> list[dict]:
+    """Rows of ``claims`` (default: every claim of the figure)."""
     rows = []
-    for claim in fig.claims:
+    for claim in fig.claims if claims is None else claims:
         kind, args = _claim_args(claim)
         if kind not in TESTS:
             raise ReproError(f"{fig.stem}: claim {claim['id']}: unknown test kind {kind!r}")
@@ -69,15 +70,17 @@ def check_figure(fig: Figure, table: pd.DataFrame, layout: Layout) -> list[dict]
 
 
 def check_all(figures: list[Figure], layout: Layout) -> pd.DataFrame:
-    """Every claim of ``figures`` checked against the figure tables and summaries of ``layout``."""
+    """Every claim of ``figures`` checked against the figure tables and summaries of ``layout``: the papers'
+    claims, then the challengers' rows (banditrepro.challengers), so a challenger only appends rows."""
     validate(figures)
-    rows = []
+    rows, added = [], []
     for fig in figures:
         if not fig.claims:
             continue
         table = pd.read_csv(layout.table(fig.paper, fig.id))
-        rows += check_figure(fig, table, layout)
-    return pd.DataFrame(rows, columns=COLUMNS)
+        rows += check_figure(fig, table, layout, [c for c in fig.claims if "challenger" not in c])
+        added += check_figure(fig, table, layout, [c for c in fig.claims if "challenger" in c])
+    return pd.DataFrame(rows + added, columns=COLUMNS)
 
 
 def write_claims(figures: list[Figure], layout: Layout, out) -> list[str]:

@@ -53,14 +53,17 @@ def draw_curves(fig: Figure, png, pdf, layout: Layout):
         if not ok:
             plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
             continue
-        counts = Counter(r.name for r in panel.algorithms)
+        counts = Counter(r.name for r in panel.algorithms if not r.challenger)
         seen = Counter()
         for ref in panel.algorithms:
             s = load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
-            color = plotting.color_for(ref.name, seen[ref.name], counts[ref.name])
-            seen[ref.name] += 1
+            style = plotting.challenger_style(ref)
+            if style is None:
+                style = {"color": plotting.color_for(ref.name, seen[ref.name], counts[ref.name]), "lw": 1.4}
+                seen[ref.name] += 1
+            color = style["color"]
             t = s["grid"]
-            ax.plot(t, s[f"{metric}_mean"], color=color, label=ref.label, lw=1.4)
+            ax.plot(t, s[f"{metric}_mean"], label=ref.label, **style)
             ax.fill_between(t, s[f"{metric}_lo"], s[f"{metric}_hi"], color=color, alpha=0.2, lw=0)
         ax.set_title(title)
         ax.set_xscale(xscale)

@@ -128,6 +128,11 @@ def run_batch(plan, batch: Batch, prepared: str, receipt_path: str, compute=None
         try:
             _, horizon, algo = cell.split("/")  # a cell key: <dataset>/T<horizon>/<algo> (plan.cell_key)
             results = compute(algo, prepared, int(horizon[1:]), first, last, plan.config["base_seed"], path, sha)
+        except ReproError:
+            raise
+        except Exception as exc:  # a kernel that raises (a plugin, a challenger): its job fails naming it
+            raise ReproError(f"algorithm {algo!r} failed on {cell} (runs {first}-{last}): "
+                             f"{type(exc).__name__}: {exc}") from None
         finally:
             shard_claims.release(path)
         shard_claims.log_computed(plan.layout.shards_log, rel, me)

@@ -285,7 +285,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, plan the shards of every cell and the batches computing them. ``scan``: look at which shards
     exist (see the module docstring). ReproError (one line) on bad input."""
-    from banditrepro import claims, papers
+    from banditrepro import challengers, claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
     from banditrepro.deviations import validate as validate_deviations
@@ -299,6 +299,9 @@ def build_plan(config: dict, root, scan=True) -> Plan:
         plan.figures = load_manifest(plan.root_path(config["manifest"]), papers=config["papers"],
                                      max_horizon=config["max_horizon"], datasets=set(plan.catalog.datasets))
         papers.load()  # the papers' figure kinds and claim tests (built in and entry points)
+        # the config's challengers join the figures they fit (none: the figures are the manifest's)
+        plan.figures = challengers.join(plan.figures, config["challengers"], plan.root_path(config["manifest"]),
+                                        config["papers"])
         claims.validate(plan.figures)  # every claim's test kind and parameters, now rather than in the job
         # every deviation's measured effect names figures and lines that exist
         validate_deviations(load_deviations(plan.deviations_file()), plan.figures)

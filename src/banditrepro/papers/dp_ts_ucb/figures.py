@@ -300,15 +300,21 @@ def draw_dp_curves(fig: Figure, png, pdf, layout: Layout):
         if not ok:
             plotting.unavailable(ax, title, reason)
             continue
-        names = [r.name for r in panel.algorithms]
+        own = [r for r in panel.algorithms if not r.challenger]  # challengers: their own colour and line
+        names = [r.name for r in own]
         counts = Counter(names)
         seen = Counter()
-        for ref, col in zip(panel.algorithms, line_shades(names)):
+        shades = dict(zip([r.key for r in own], line_shades(names)))
+        for ref in panel.algorithms:
             s = _load(panel, ref, layout)
-            style = _STYLES[seen[ref.name] % len(_STYLES)] if counts[ref.name] > 1 else "-"
-            seen[ref.name] += 1
+            look = plotting.challenger_style(ref)
+            if look is None:
+                look = {"ls": _STYLES[seen[ref.name] % len(_STYLES)] if counts[ref.name] > 1 else "-",
+                        "color": shades[ref.key], "lw": 1.4}
+                seen[ref.name] += 1
+            col = look["color"]
             t = s["grid"]
-            ax.plot(t, s[f"{fig.metric}_mean"], style, color=col, label=ref.label, lw=1.4)
+            ax.plot(t, s[f"{fig.metric}_mean"], label=ref.label, **look)
             ax.fill_between(t, s[f"{fig.metric}_lo"], s[f"{fig.metric}_hi"], color=col, alpha=0.15, lw=0)
         ax.set_title(title)
         ax.set_xscale(fig.axes.get("xscale", "linear"))

@@ -64,7 +64,8 @@ def _line_style(name: str, fig: Figure, variant: int = 0, n_variants: int = 1) -
         return {"lw": 1.1 + 0.35 * variant, "ls": (["-"] + _DASHES)[variant % (len(_DASHES) + 1)], "zorder": 3}
     if name in _OWN:
         return {"lw": 2.0, "ls": "-", "zorder": 3}
-    names = list(dict.fromkeys(r.name for p in fig.panels for r in p.algorithms if r.name not in _OWN))
+    names = list(dict.fromkeys(r.name for p in fig.panels for r in p.algorithms
+                               if r.name not in _OWN and not r.challenger))
     return {"lw": 1.3, "ls": _DASHES[names.index(name) % len(_DASHES)], "zorder": 2}
 
 
@@ -127,17 +128,20 @@ def draw_ws_curves(fig: Figure, png, pdf, layout: Layout):
         if not ok:
             plotting.unavailable(ax, title, f"{panel.dataset} could not be obtained (no mirror holds it)")
             continue
-        counts = Counter(r.name for r in panel.algorithms)
+        counts = Counter(r.name for r in panel.algorithms if not r.challenger)
         seen = Counter()
         yscale = fig.axes.get("yscale", "linear")
         early = []  # mean regret at t ≈ T/100 of every line: the lower limit of a log y axis
         for ref in panel.algorithms:
             s = load_summary(layout.summary(panel.dataset, panel.horizon, ref.id))
-            color = plotting.color_for(ref.name, seen[ref.name], counts[ref.name])
-            seen[ref.name] += 1
             t, mean = s["grid"], s[f"{metric}_mean"]
-            style = _line_style(ref.name, fig, seen[ref.name] - 1, counts[ref.name])
-            (line,) = ax.plot(t, mean, color=color, label=ref.label, **style)
+            style = plotting.challenger_style(ref)  # a challenger's own colour and line
+            if style is None:
+                style = {"color": plotting.color_for(ref.name, seen[ref.name], counts[ref.name])}
+                seen[ref.name] += 1
+                style.update(_line_style(ref.name, fig, seen[ref.name] - 1, counts[ref.name]))
+            color = style["color"]
+            (line,) = ax.plot(t, mean, label=ref.label, **style)
             # the band is the 95 % CI of the mean; regret is never negative, so its lower end is cut at 0
             ax.fill_between(t, np.maximum(s[f"{metric}_lo"], 0.0), s[f"{metric}_hi"], color=color, alpha=0.15,
                             lw=0)

@@ -1,0 +1,104 @@
+"""Challengers end to end on the test config (both challengers of the example plugin, through to the
+leaderboards): adding them computes only their own cells and summaries and appends claim rows; removing
+them restores every paper output byte for byte. In a copy of the session's finished test-config run."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+from tests.workflow.common import MIRROR, TEST_CONFIG, TEST_RESULTS, clone, job_counts, smk, tree_digest
+
+pytestmark = pytest.mark.workflow
+
+CHALLENGERS = 'challengers=["uniform-pairs", "thompson-duels"]'
+ARENAS = {"c2b/fig1", "c2b/fig2", "c2b/all-algorithms", "winner-stays/fig2-weak-regret",
+          "winner-stays/fig3-strong-regret"}
+
+
+def config(*extra):
+    return ["--configfile", TEST_CONFIG, "--config", f"data_mirrors=['{MIRROR}']", *extra]
+
+
+def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_they_were(test_run, tmp_path):
+    copy = clone(test_run[0], tmp_path / "copy")
+    results = copy / TEST_RESULTS
+    papers = tree_digest(results)  # the papers' outputs as the session built them (mtime, sha256)
+
+    # a dry run lists only the challengers' cells and summaries, the figures they join, and what reads them
+    r = smk("-n", "--quiet", "host", *config(CHALLENGERS), cwd=copy)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-3000:]
+    cells = set(re.findall(r"wildcards: cell=([^,\s]+)", out))
+    assert cells and {c.split("/")[2] for c in cells} == {"uniform-pairs", "thompson-duels"}
+    summaries = set(re.findall(r"wildcards: dataset=[^,]+, horizon=\d+, algo=([^,\s]+)", out))
+    assert summaries == {"uniform-pairs", "thompson-duels"}
+    figures = set(re.findall(r"wildcards: paper=([a-z0-9-]+), figure=([a-z0-9-]+)", out))
+    assert {f"{p}/{f}" for p, f in figures} == ARENAS
+    counts = job_counts(out)
+    assert counts["leaderboard"] == 2 and counts["claims"] == 1 and counts["report_md"] == 1, counts
+
+    r = smk("--cores", "2", *config(CHALLENGERS), cwd=copy)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    after = tree_digest(results)
+    # no cell or summary of the papers was rewritten (same mtime, same bytes)
+    kept = {k: v for k, v in papers.items() if k.startswith(("cells/", "summaries/"))}
+    assert {k: after[k] for k in kept} == kept
+    # claims: the papers' rows first, unchanged; then the challengers' rows, which name them
+    old = (test_run[0] / TEST_RESULTS / "claims.csv").read_text().splitlines()
+    new = (results / "claims.csv").read_text().splitlines()
+    assert new[:len(old)] == old
+    added = pd.read_csv(results / "claims.csv").iloc[len(old) - 1:]
+    assert len(added) == 2 * 2 * len(ARENAS) and added.claim_id.str.startswith("challenger-").all()
+    assert added.claim.str.contains(r"\(challenger\)").all()
+    # a leaderboard per paper with a challenger, ranking them; the report says where they stand
+    for paper in ("c2b", "winner-stays"):
+        board = pd.read_csv(results / f"leaderboards/{paper}.csv")
+        assert {"challenger-uniform-pairs", "challenger-thompson-duels"} <= set(board.algorithm)
+        assert (results / f"leaderboards/{paper}.png").stat().st_size > 0
+    assert not (results / "leaderboards/dp-ts-ucb.csv").exists()  # no private challenger
+    assert "Thompson duels (plugin) (challenger) ranks" in (results / "report.md").read_text()
+    fig1 = pd.read_csv(results / "tables/c2b/fig1.csv")
+    assert "Thompson duels (plugin) (challenger)" in set(fig1.label)
+
+    # removing the challengers restores every paper output byte for byte, and recomputes no cell
+    r = smk("--cores", "2", *config(), cwd=copy)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    final = tree_digest(results)
+    for name, (_, digest) in papers.items():
+        assert final[name][1] == digest, name
+    assert {k: final[k] for k in kept} == kept
+    r = smk("-n", *config(), cwd=copy)
+    assert "Nothing to be done" in r.stdout + r.stderr
+
+
+BROKEN = """
+from banditrepro.algorithms import AlgorithmSpec
+
+def run(instance, T, tab, grid, rng):
+    raise RuntimeError("boom")
+
+SPEC = AlgorithmSpec(name="broken-duels", label="Broken", problem="duel", citation="test", run=run)
+"""
+
+
+def test_a_challenger_whose_kernel_raises_fails_only_its_own_jobs(test_run, tmp_path):
+    """Its shards fail with one line naming the algorithm; with --keep-going every output that does not
+    need its runs is still built (here a deleted paper figure no challenger joins)."""
+    from tests.interface.test_plugin import fake_plugin
+
+    site = fake_plugin(tmp_path / "site", "broken-duels", "broken_duels", BROKEN,
+                       {"broken-duels": "broken_duels:SPEC"})
+    copy = clone(test_run[0], tmp_path / "copy")
+    other = copy / TEST_RESULTS / "figures/c2b/rounds-needed.png"
+    other.unlink()
+    r = smk("--cores", "2", "--keep-going", *config('challengers=["broken-duels"]'), cwd=copy,
+            env={"PYTHONPATH": f"{copy / 'src'}:{site}"})
+    out = r.stdout + r.stderr
+    assert r.returncode != 0
+    named = [ln for ln in out.splitlines() if ln.startswith("algorithm 'broken-duels' failed on ")]
+    assert named and all(ln.endswith("RuntimeError: boom") for ln in named), out[-3000:]
+    assert other.exists()
+    assert not (copy / TEST_RESULTS / "leaderboards/c2b.csv").exists()
