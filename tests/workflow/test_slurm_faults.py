@@ -145,7 +145,8 @@ def test_after_kill_9_unlock_and_the_same_command_finish_with_no_shard_computed_
     assert run["locked"].returncode != 0 and "--unlock" in locked, locked[-2000:]
     counts = collections.Counter(s for s, _ in h.shards_log(run["work"]))
     assert counts and max(counts.values()) == 1, [s for s, n in counts.items() if n > 1]
-    on_disk = {str(p.relative_to(run["work"] / h.RESULTS / "cells"))
+    # the log names shards under their seed's folder (cells/seed<s>/), as Layout.cells does
+    on_disk = {"/".join(p.relative_to(run["work"] / h.RESULTS / "cells").parts[1:])
                for p in (run["work"] / h.RESULTS / "cells").rglob("runs*.npz")}
     assert set(counts) == on_disk
     print(f"kill -9: {len(run['live_at_kill'])} jobs queued or running at the kill, "
