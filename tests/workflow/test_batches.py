@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from banditrepro import ReproError
 from banditrepro.cell import shard_complete
 from banditrepro.layout import Layout
 from banditrepro.workflow import shard_claims
@@ -128,7 +129,7 @@ def test_a_batch_computes_its_shards_then_writes_its_receipt_last(setup):
 def test_an_interrupted_batch_resumes_with_the_shards_it_had_not_finished(setup):
     plan, batch, prepared, receipt = setup
     calls = []
-    with pytest.raises(RuntimeError, match="killed"):
+    with pytest.raises(ReproError, match="algorithm 'a2' failed .*killed"):  # the kernel's error, named
         run_batch(plan, batch, prepared, receipt, fake_compute(calls, fail_after=2))
     assert len(calls) == 2 and not Path(receipt).exists()  # no receipt: Snakemake runs the batch again
     assert not list(Path(plan.layout.cells).rglob("*.claim"))  # the failing shard's claim released

@@ -31,8 +31,7 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
     r = smk("-n", "--quiet", "host", *config(CHALLENGERS), cwd=copy)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
-    cells = set(re.findall(r"wildcards: cell=([^,\s]+)", out))
-    assert cells and {c.split("/")[2] for c in cells} == {"uniform-pairs", "thompson-duels"}
+    assert re.search(r"wildcards: batch=", out)  # batches of shards to compute (which ones: the log below)
     summaries = set(re.findall(r"wildcards: dataset=[^,]+, horizon=\d+, algo=([^,\s]+)", out))
     assert summaries == {"uniform-pairs", "thompson-duels"}
     figures = set(re.findall(r"wildcards: paper=([a-z0-9-]+), figure=([a-z0-9-]+)", out))
@@ -40,8 +39,12 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
     counts = job_counts(out)
     assert counts["leaderboard"] == 2 and counts["claims"] == 1 and counts["report_md"] == 1, counts
 
+    log = results / "logs" / "shards-computed.log"
+    before = log.read_text().splitlines() if log.exists() else []
     r = smk("--cores", "2", *config(CHALLENGERS), cwd=copy)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    computed = log.read_text().splitlines()[len(before):]  # "<dataset>/T<h>/<algo>/<code>/runs<a>-<b>.npz ..."
+    assert computed and {line.split()[0].split("/")[2] for line in computed} == {"uniform-pairs", "thompson-duels"}
     after = tree_digest(results)
     # no cell or summary of the papers was rewritten (same mtime, same bytes)
     kept = {k: v for k, v in papers.items() if k.startswith(("cells/", "summaries/"))}

@@ -12,7 +12,15 @@ if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
 from banditrepro import ReproError
-from banditrepro.workflow import batches, cluster, digests, jobs, progress, scheduler, software
+from banditrepro.workflow import (
+    batches,
+    cluster,
+    digests,
+    jobs,
+    progress,
+    scheduler,
+    software,
+)
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 

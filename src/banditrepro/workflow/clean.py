@@ -82,6 +82,8 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
     except yaml.YAMLError as exc:
         message = " ".join(str(exc).split())
         raise ReproError(f"configuration error: unreadable YAML ({message}); nothing removed") from None
+    except ReproError as exc:  # Snakemake's parsing of the config files and --config entries
+        raise ReproError(f"configuration error: {exc}; nothing removed") from None
     os.chdir(project_info.root)  # the plan's paths are relative to the project, as in the workflow
     try:
         plan = build_plan(config, project_info.root, scan=False)

@@ -63,9 +63,14 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
                                   replace_workflow_config=bool(getattr(args, "replace_workflow_config", False)))
     except (ValueError, SystemExit) as exc:
         raise ReproError(f"--config: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid config file
+        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
     # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
-    config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
-    update_config(config, settings.overwrite_config)
+    try:
+        config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
+        update_config(config, settings.overwrite_config)
+    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid file
+        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
     return config
 
 
