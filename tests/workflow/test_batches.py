@@ -244,3 +244,17 @@ def test_check_config_accepts_a_deprecated_key(capsys):
     cfg = check_config({"job_minutes": 30}, ROOT / "workflow/schemas/config.schema.yaml")
     assert cfg["batch_minutes"] == 30 and "job_minutes" not in cfg and cfg["shard_seconds"] == 5.0
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_local_batches_hold_one_algorithm_cluster_batches_one_dataset():
+    """Local packing never mixes algorithms (a failing kernel blocks only its own cells; a new algorithm
+    regroups nobody's shards); cluster packing mixes them within a dataset to keep submissions few."""
+    from banditrepro.workflow.batches import pack
+
+    shards = [(f"d/T10/{a}", 0, 0) for a in ("a", "a", "b", "c")]
+    args = (lambda *s: 1.0, lambda cell: cell.split("/")[0], lambda c, a, b: f"{c}/runs{a}-{b}.npz", 100.0)
+    local = pack(shards, *args, algorithm_of=lambda cell: cell.split("/")[2])
+    assert [{s[0] for s in b.shards} for b in local] == [{"d/T10/a"}, {"d/T10/b"}, {"d/T10/c"}]
+    assert len(pack(shards, *args)) == 1
+    with_new = pack(shards + [("d/T10/z", 0, 0)], *args, algorithm_of=lambda cell: cell.split("/")[2])
+    assert {b.name for b in local} < {b.name for b in with_new}

@@ -318,7 +318,8 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     minutes = config["batch_minutes"]
     target = minutes * 60 if minutes is not None else config["shard_seconds"]
     plan.batches = batching.pack(plan.all_shards(), plan.shard_seconds, lambda cell: split_key(cell)[0],
-                                 plan.shard_relpath, target)
+                                 plan.shard_relpath, target,
+                                 algorithm_of=None if minutes is not None else lambda cell: split_key(cell)[2])
     plan.batch_of = {b.name: b for b in plan.batches}
     for b in plan.batches:
         for cell in dict.fromkeys(c for c, _, _ in b.shards):
