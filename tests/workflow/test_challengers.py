@@ -71,7 +71,8 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     final = tree_digest(results)
     for name, (_, digest) in papers.items():
-        assert final[name][1] == digest, name
+        if not name.startswith("logs/"):  # logs record what ran (shards-computed.log gained the challengers')
+            assert final[name][1] == digest, name
     assert {k: final[k] for k in kept} == kept
     r = smk("-n", *config(), cwd=copy)
     assert "Nothing to be done" in r.stdout + r.stderr

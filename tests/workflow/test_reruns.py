@@ -134,7 +134,7 @@ def test_forced_preparation_runs_batches_that_recompute_nothing(test_run, tmp_pa
     assert counts["simulate"] <= counts["prepare_dataset"] + 1, counts  # a batch or so per dataset
     r = smk("-n", "-R", "prepare_dataset", "--configfile", TEST_CONFIG, *MIRROR_ARG, cwd=copy)
     local = job_counts(r.stdout + r.stderr)
-    assert local["simulate"] < local["summarize_cell"], local  # local batches: still not one job per shard
+    assert local["simulate"] <= local["summarize_cell"], local  # local batches: one algorithm's shards each
     r = smk("-R", "prepare_dataset", "--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=copy)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert log.read_text() == computed  # no shard computed again
