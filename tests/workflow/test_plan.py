@@ -255,7 +255,8 @@ def test_estimate_prints_submissions_lengths_cpu_hours_files_and_bytes(tmp_path)
     import sys
 
     cli = [sys.executable, "-m", "banditrepro", "estimate", "--project", str(ROOT), "--profile",
-           str(ROOT / "profiles/slurm"), "--configfile", str(ROOT / TEST_CONFIG), "--config", "results_dir=results/estimate-test"]
+           str(ROOT / "profiles/slurm"), "--configfile", str(ROOT / TEST_CONFIG),
+           "--config", "results_dir=results/estimate-test"]
     r = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     out = r.stdout

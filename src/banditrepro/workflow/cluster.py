@@ -20,7 +20,8 @@ def submit_problem(config: dict, which=shutil.which) -> str | None:
     """One line naming SLURM, what is missing and where to read, or None."""
     if config.get("batch_minutes") is None or which("sbatch") is not None:
         return None
-    return ("cluster mode is set (batch_minutes, from the SLURM profile's set-resources or the config) but sbatch is not on PATH: "
+    return ("cluster mode is set (batch_minutes, from the SLURM profile's set-resources or the config) but sbatch "
+            "is not on PATH: "
             f"no SLURM here; see {README_SECTION} (run without the SLURM profile to compute locally)")
 
 
