@@ -12,6 +12,7 @@ import pytest
 from banditrepro.workflow.clean import size_text
 from banditrepro.workflow.estimate import load_config
 from banditrepro.workflow.plan import build_plan
+from banditrepro.workflow.plan import split_key as plan_key
 from tests.workflow.common import TEST_CONFIG, copy_project
 
 STALE = "0123456789ab"  # a code digest no plan uses
@@ -169,8 +170,13 @@ def test_shards_lists_and_removes_the_plans_shards_and_their_receipts(results):
     algo = cells[0].split("/")[2]
     receipts = {c: _receipt(proj, plan, plan.cell_batches[c][0], [_rel(plan, u, proj)])
                 for c, u in zip(cells, used)}
+    summaries = {c: proj / plan.layout.summary(*plan_key(c)) for c in cells}
+    for path in summaries.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"s")
     r = clean(proj, "--shards")
     assert r.returncode == 0 and "3 shards of every algorithm (6 files" in r.stdout, r.stdout
+    assert "3 summaries" in r.stdout
     assert all((u / "runs0-1.npz").is_file() for u in used)  # listing removes nothing
     r = clean(proj, "--shards", algo, "--remove")
     assert r.returncode == 0 and f"shards of algorithm {algo}" in r.stdout, r.stdout
@@ -182,5 +188,6 @@ def test_shards_lists_and_removes_the_plans_shards_and_their_receipts(results):
     for c, u in zip(cells, used):
         assert (u / "runs0-1.npz").exists() != mine(c) and (u / "runs0-1.json").exists() != mine(c)
         assert receipts[c].exists() == (plan.cell_batches[c][0] not in gone)
+        assert summaries[c].exists() != mine(c)  # else Snakemake would not rerun the missing receipt
     assert all(s.is_dir() for s in stale) and all(f.is_dir() for f in foreign)  # only the plan's folders
     assert "no cell of this config runs algorithm" in _refused(clean(proj, "--shards", "no-such-algo", "--remove"))

@@ -5,6 +5,7 @@ RUCB's shards are computed again, same bytes); a shard's sidecar from another nu
 the figures whose shards came from two stacks)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ def _run(proj: Path, *extra: str):
 
 def _clean(proj: Path, *args: str) -> str:
     r = subprocess.run([sys.executable, "-m", "banditrepro", "clean", "--project", str(proj), "--configfile",
-                        str(proj / TEST_CONFIG), *args], capture_output=True, text=True, timeout=300)
+                        str(proj / TEST_CONFIG), *args], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "PYTHONPATH": str(proj / "src")})  # the copy's (edited) code
     assert r.returncode == 0, r.stderr
     return r.stdout
 

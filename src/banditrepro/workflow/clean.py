@@ -107,10 +107,11 @@ def report(found, removed: bool, cells: str, receipts=()) -> str:
                       *lines, "remove them with: banditrepro clean --remove (same config options)"])
 
 
-def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str]]:
+def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str], list[str]]:
     """``--shards [ALGO]``: the shards and sidecars in the plan's current cell folders, all cells' or those
-    of one algorithm (its id, or its name for every parameter set), and the receipts of their batches.
-    ReproError for an algorithm the plan does not have."""
+    of one algorithm (its id, or its name for every parameter set), the receipts of their batches and the
+    cells' summaries. The summaries go too: Snakemake does not rerun a job whose output (a receipt) is
+    missing while what it feeds (the summary) is there. ReproError for an algorithm the plan does not have."""
     from banditrepro.workflow.plan import split_key
 
     cells = sorted(plan.cell_shards)
@@ -125,21 +126,22 @@ def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str]]:
                    if p.is_file() and COMPUTED.fullmatch(p.name))  # whatever shard sizes computed them
     receipts = {r for c in cells for r in map(plan.receipt, plan.cell_batches.get(c, ())) if Path(r).is_file()}
     receipts.update(receipts_of(plan, folders))
-    return files, sorted(receipts)
+    summaries = [s for s in (plan.layout.summary(*split_key(c)) for c in cells) if Path(s).is_file()]
+    return files, sorted(receipts), summaries
 
 
-def shards_report(files, receipts, removed: bool, algo: str | None) -> str:
+def shards_report(files, receipts, summaries, removed: bool, algo: str | None) -> str:
     which = f"algorithm {algo}" if algo else "every algorithm"
-    if not files and not receipts:
+    if not files and not receipts and not summaries:
         return f"nothing to clean: no shard of {'algorithm ' + algo if algo else 'this config'} is computed yet"
     size = size_text(sum(p.stat().st_size for p in files)) if not removed else None
     shards = sum(p.suffix == ".npz" for p in files)
     if removed:
-        return (f"removed {shards} shards of {which} ({len(files)} files) and {len(receipts)} receipts of their "
-                "batches: the next run computes them again")
-    return (f"{shards} shards of {which} ({len(files)} files, {size}) and {len(receipts)} receipts of their "
-            f"batches; remove them with: banditrepro clean --shards{' ' + algo if algo else ''} --remove "
-            "(same config options), and the next run computes them again")
+        return (f"removed {shards} shards of {which} ({len(files)} files), {len(receipts)} receipts of their "
+                f"batches and {len(summaries)} summaries: the next run computes them again")
+    return (f"{shards} shards of {which} ({len(files)} files, {size}), {len(receipts)} receipts of their "
+            f"batches and {len(summaries)} summaries; remove them with: banditrepro clean --shards"
+            f"{' ' + algo if algo else ''} --remove (same config options), and the next run computes them again")
 
 
 def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool = False, shards=None) -> str:
@@ -167,12 +169,12 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
         raise ReproError(f"{exc}; nothing removed") from None
     if shards is not None:
         algo = shards or None
-        files, receipts = current_shards(plan, algo)
-        text = shards_report(files, receipts, False, algo)
-        if remove:
-            for path in [*map(Path, receipts), *files]:  # receipts first: an interrupted removal still reruns
+        files, receipts, summaries = current_shards(plan, algo)
+        text = shards_report(files, receipts, summaries, False, algo)
+        if remove:  # summaries and receipts first: an interrupted removal still reruns
+            for path in [*map(Path, summaries), *map(Path, receipts), *files]:
                 path.unlink(missing_ok=True)
-            text = shards_report(files, receipts, True, algo)
+            text = shards_report(files, receipts, summaries, True, algo)
         return text
     found = stale_folders(plan)  # every check first: a refusal removes nothing
     receipts = receipts_of(plan, [folder for folder, _, _ in found])
