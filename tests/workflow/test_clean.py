@@ -176,7 +176,7 @@ def test_shards_lists_and_removes_the_plans_shards_and_their_receipts(results):
         path.write_bytes(b"s")
     r = clean(proj, "--shards")
     assert r.returncode == 0 and "3 shards of every algorithm (6 files" in r.stdout, r.stdout
-    assert "3 summaries" in r.stdout
+    assert "3 summaries and figure files" in r.stdout
     assert all((u / "runs0-1.npz").is_file() for u in used)  # listing removes nothing
     r = clean(proj, "--shards", algo, "--remove")
     assert r.returncode == 0 and f"shards of algorithm {algo}" in r.stdout, r.stdout

@@ -109,10 +109,11 @@ def report(found, removed: bool, cells: str, receipts=()) -> str:
 
 def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str], list[str]]:
     """``--shards [ALGO]``: the shards and sidecars in the plan's current cell folders, all cells' or those
-    of one algorithm (its id, or its name for every parameter set), the receipts of their batches and the
-    cells' summaries. The summaries go too: Snakemake does not rerun a job whose output (a receipt) is
-    missing while what it feeds (the summary) is there. ReproError for an algorithm the plan does not have."""
-    from banditrepro.workflow.plan import split_key
+    of one algorithm (its id, or its name for every parameter set), the receipts of their batches, and what
+    they feed: the cells' summaries and the outputs of the figures drawing them. Snakemake does not rerun a
+    job whose output is missing while what it feeds is there, so the chain up to the figures goes; claims,
+    tables and report follow from the newer figures. ReproError for an algorithm the plan does not have."""
+    from banditrepro.workflow.plan import cell_key, split_key
 
     cells = sorted(plan.cell_shards)
     if algo is not None:
@@ -126,8 +127,11 @@ def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str], list[
                    if p.is_file() and COMPUTED.fullmatch(p.name))  # whatever shard sizes computed them
     receipts = {r for c in cells for r in map(plan.receipt, plan.cell_batches.get(c, ())) if Path(r).is_file()}
     receipts.update(receipts_of(plan, folders))
-    summaries = [s for s in (plan.layout.summary(*split_key(c)) for c in cells) if Path(s).is_file()]
-    return files, sorted(receipts), summaries
+    chosen = set(cells)
+    figures = [f for f in plan.figures
+               if any(cell_key(p.dataset, p.horizon, a.id) in chosen for p in f.panels for a in p.algorithms)]
+    derived = [plan.layout.summary(*split_key(c)) for c in cells] + [t for f in figures for t in plan.figure_outputs(f)]
+    return files, sorted(receipts), [d for d in derived if Path(d).is_file()]
 
 
 def shards_report(files, receipts, summaries, removed: bool, algo: str | None) -> str:
@@ -138,9 +142,9 @@ def shards_report(files, receipts, summaries, removed: bool, algo: str | None) -
     shards = sum(p.suffix == ".npz" for p in files)
     if removed:
         return (f"removed {shards} shards of {which} ({len(files)} files), {len(receipts)} receipts of their "
-                f"batches and {len(summaries)} summaries: the next run computes them again")
+                f"batches, {len(summaries)} summaries and figure files: the next run computes them again")
     return (f"{shards} shards of {which} ({len(files)} files, {size}), {len(receipts)} receipts of their "
-            f"batches and {len(summaries)} summaries; remove them with: banditrepro clean --shards"
+            f"batches, {len(summaries)} summaries and figure files; remove them with: banditrepro clean --shards"
             f"{' ' + algo if algo else ''} --remove (same config options), and the next run computes them again")
 
 
@@ -171,7 +175,7 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
         algo = shards or None
         files, receipts, summaries = current_shards(plan, algo)
         text = shards_report(files, receipts, summaries, False, algo)
-        if remove:  # summaries and receipts first: an interrupted removal still reruns
+        if remove:  # what they feed and the receipts first: an interrupted removal still reruns
             for path in [*map(Path, summaries), *map(Path, receipts), *files]:
                 path.unlink(missing_ok=True)
             text = shards_report(files, receipts, summaries, True, algo)
