@@ -19,15 +19,14 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/software.smk"
 
 
-# a quiet dry run prints its job table once
-progress.drop_repeated_stats(workflow)
+# a quiet dry run prints its job table once (Snakemake internals: soft, banditrepro/workflow/engine.py)
+engine.at_parse(workflow)
 
 
 onstart:
-    # before any job (never in a dry run): cluster mode without SLURM stops here with one line
-    cluster.check_submit_host(config)
-    progress.attach(workflow)
-    scheduler.coalesce_reevaluation_timers(workflow.scheduler)
+    # before any job (never in a dry run): cluster mode without SLURM stops here with one line; then the
+    # progress line and the scheduler patch, each skipped with a warning line if Snakemake changed
+    engine.at_start(workflow, PLAN.config)
 
 
 rule all:

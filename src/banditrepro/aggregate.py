@@ -56,6 +56,19 @@ def _sidecar_walls(path: str | Path, block: dict) -> np.ndarray:
         return np.full(runs.size, np.nan)
 
 
+STACK = ("numpy", "numba", "python")  # what a shard's numbers may depend on besides the code (cell.versions)
+
+
+def sidecar_stack(path: str | Path) -> str | None:
+    """The numerics stack a file's sidecar records ("numpy 2.1.3, numba 0.61.0, python 3.11.7"); None if the
+    sidecar is missing or unreadable or records no versions."""
+    try:
+        versions = json.loads(Path(path).with_suffix(".json").read_text())["versions"]
+        return ", ".join(f"{k} {versions[k]}" for k in STACK)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.ndarray]:
     """Summary of the runs held by ``paths`` (shards or run files, any order). ``runs``: use runs
     0..runs-1 only, which the files must hold (a cell's last shard may hold more runs than asked)."""
@@ -123,6 +136,8 @@ def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.
     # wall times from the sidecars (not workflow outputs: a declared file costs Snakemake more than its
     # write); one that is missing, unreadable or names other runs than its file counts as unmeasured (NaN)
     out["wall_seconds"] = np.asarray(walls, dtype=np.float64)
+    # the numerics stacks the shards came from (more than one: reproduction.md says so per figure)
+    out["stacks"] = np.asarray(sorted({s for s in map(sidecar_stack, [p for _, p in loaded]) if s}), dtype=np.str_)
     return out
 
 

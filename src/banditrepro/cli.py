@@ -358,9 +358,8 @@ def cmd_report(args) -> int:
 
 def cmd_planned(args) -> int:  # estimate, clean: what the plan the workflow builds for a config says
     from banditrepro.workflow import clean, estimate
-
     opts = (args.project_info, args.configfile or (), args.config or (), args.profile)
-    print(clean.run(*opts, remove=args.remove) if args.command == "clean" else estimate.run(*opts))
+    print(clean.run(*opts, remove=args.remove, shards=args.shards) if args.command == "clean" else estimate.run(*opts))
     return 0
 
 
@@ -467,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
         s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
         s.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply")
         s.set_defaults(func=cmd_planned)
-    s.add_argument("--remove", action="store_true", help="delete the folders listed (nothing else)")
+    s.add_argument("--remove", action="store_true", help="delete what is listed (nothing else)")
+    s.add_argument("--shards", nargs="?", const="", metavar="ALGO", help="the plan's shards (all/ALGO's): recompute")
 
     s = sub.add_parser("report", help="Markdown report of figures, tables and claims")
     manifest_opts(s)

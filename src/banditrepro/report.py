@@ -209,6 +209,37 @@ def deviation_effect(dev: dict, figures: list[Figure], layout: Layout) -> str:
     return "; ".join(dict.fromkeys(parts))
 
 
+def summary_stacks(path) -> set[str]:
+    """The numerics stacks a cell's summary records (none for a missing summary or one written before)."""
+    import numpy as np
+
+    try:
+        with np.load(path) as z:
+            return {str(s) for s in z["stacks"]} if "stacks" in z.files else set()
+    except (OSError, ValueError, KeyError):
+        return set()
+
+
+def stacks_section(figures: list[Figure], layout: Layout) -> list[str]:
+    """Lines for reproduction.md naming every figure whose shards came from more than one numerics stack
+    (numpy, numba, Python: cell.versions); none when each figure's came from one. Recompute with
+    `banditrepro clean --shards [ALGO] --remove` (docs/decisions.md#recompute-on-request)."""
+    mixed = []
+    for f in figures:
+        stacks = set().union(*(summary_stacks(layout.summary(p.dataset, p.horizon, a.id))
+                               for p in f.panels for a in p.algorithms))
+        if len(stacks) > 1:
+            mixed.append(f"- figure `{f.id}` ({f.paper}): its shards came from {len(stacks)} stacks: "
+                         + "; ".join(sorted(stacks)))
+    if not mixed:
+        return []
+    return ["## Numerics stacks", "",
+            "The shards behind these figures were computed with more than one numerics stack (numpy, numba, "
+            "Python), e.g. across an upgrade; their numbers may differ in the last digits from a run on one "
+            "stack. `banditrepro clean --shards [ALGO] --remove` and a new run recompute them on this one.", "",
+            *mixed, ""]
+
+
 def _cell(text) -> str:
     if text is None or (isinstance(text, float) and pd.isna(text)):
         return ""
@@ -250,6 +281,7 @@ def build_reproduction(figures: list[Figure], layout: Layout, claims_csv, deviat
             if r.verdict in (vd.NOT_REPRODUCED, vd.VACUOUS, vd.INCONCLUSIVE) and c.get("why_not"):
                 lines.append(f"- Why it may not reproduce: {c['why_not']}")
             lines.append("")
+    lines += stacks_section(figures, layout)
     devs = load_deviations(deviations) if not isinstance(deviations, list) else deviations
     lines += ["## Deviations from the papers", "",
               "Every place where we depart from a paper's text or fill a gap it leaves open "

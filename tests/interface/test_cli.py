@@ -173,6 +173,27 @@ def test_summary_takes_wall_times_only_from_sidecars_that_name_their_run(tmp_pat
     assert np.isnan(summarize(cells)["wall_seconds"]).all()
 
 
+def test_a_summary_records_the_numerics_stacks_of_its_files(tmp_path, matrix_file):
+    """cell.versions() in each sidecar: the summary carries the set of (numpy, numba, Python) stacks, two
+    after an upgrade between its files, none for a file without a readable sidecar."""
+    import json
+
+    from banditrepro.aggregate import sidecar_stack, summarize
+    from banditrepro.cell import versions
+
+    cells = _cells(tmp_path, matrix_file)
+    here = versions()
+    one = f"numpy {here['numpy']}, numba {here['numba']}, python {here['python']}"
+    assert sidecar_stack(cells[0]) == one and summarize(cells)["stacks"].tolist() == [one]
+    side = json.loads(cells[1].with_suffix(".json").read_text())
+    side["versions"]["numpy"] = "0.0.1"
+    cells[1].with_suffix(".json").write_text(json.dumps(side))
+    cells[2].with_suffix(".json").unlink()
+    stacks = summarize(cells)["stacks"].tolist()
+    assert stacks == sorted([one, one.replace(f"numpy {here['numpy']}", "numpy 0.0.1")])
+    assert sidecar_stack(cells[2]) is None
+
+
 # ------------------------------------------------------------------ the project folder
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 

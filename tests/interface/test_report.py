@@ -147,3 +147,35 @@ def test_reproduction_report_stands_on_its_own(run):
 def test_manifest_and_deviation_texts_stay_inside_the_repository():
     for path in [*sorted((ROOT / "config" / "figures").glob("*.yaml")), ROOT / "config" / "deviations.yaml"]:
         assert outside_references(path.read_text()) == [], path.name
+
+
+def test_reproduction_names_the_figures_whose_shards_came_from_more_than_one_stack(tmp_path):
+    """report.stacks_section reads the summaries' `stacks`: a figure with two stacks among its cells is named
+    with both; a figure of one stack, or with a summary missing or written before stacks were, is not."""
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from banditrepro.layout import Layout
+    from banditrepro.report import stacks_section
+
+    lay = Layout(str(tmp_path / "results"))
+    old, new = "numpy 1.0, numba 0.1, python 3.11.7", "numpy 2.0, numba 0.1, python 3.11.7"
+
+    def summary(algo, stacks):
+        path = Path(lay.summary("d", 100, algo))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(path, **({"stacks": np.asarray(stacks, dtype=np.str_)} if stacks is not None else {"n_runs": 1}))
+
+    summary("a", [old])
+    summary("b", [new])
+    summary("c", [new])
+    summary("e", None)  # written before summaries carried stacks
+    panel = lambda *algos: NS(dataset="d", horizon=100, algorithms=[NS(id=a) for a in algos])  # noqa: E731
+    mixed = NS(id="fig-mixed", paper="p", panels=[panel("a"), panel("b", "missing")])
+    same = NS(id="fig-same", paper="p", panels=[panel("b", "c", "e")])
+    lines = stacks_section([mixed, same], lay)
+    named = [ln for ln in lines if ln.startswith("- figure")]
+    assert named == [f"- figure `fig-mixed` (p): its shards came from 2 stacks: {old}; {new}"]
+    assert any("clean --shards" in ln for ln in lines)
+    assert stacks_section([same], lay) == []

@@ -19,12 +19,13 @@ MIRROR_ARG = ["--config", f"data_mirrors=['{MIRROR}']"]  # a project copy is not
 PROJECT_FILES = ("Snakefile", "workflow", "config", "profiles", "src", "envs", ".test")
 
 
-def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None):
+def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None, runner=None):
+    """Snakemake (``runner``: another command line that takes Snakemake's arguments) on ``snakefile``."""
     snakefile = Path(snakefile or Path(cwd) / "Snakefile")
     # shell jobs (python -m banditrepro) use the same checkout as the rules
     env = {**os.environ, "PYTHONPATH": str(snakefile.parent / "src"), **(env or {})}
-    return subprocess.run([*SNAKEMAKE, "-s", str(snakefile), *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=env)
+    command = [*(runner or SNAKEMAKE), "-s", str(snakefile), *args]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def job_counts(out: str) -> dict[str, int]:

@@ -28,8 +28,11 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile")]
 PARTITION = "ci"  # the CI cluster's partition; the profile's placeholder is replaced by it
 RESULTS = "results/test"
 SHARDS_LOG = f"{RESULTS}/logs/shards-computed.log"
-# a --configfile replaces the profile's (profiles/slurm/cluster.yaml): list both, as README says
-CONFIG = ["--configfile", str(ROOT / ".test/config/config.yaml"), str(PROFILE / "cluster.yaml")]
+# a config of one's own: the profile's cluster mode (its set-resources) stays on (docs/decisions.md#cluster-mode)
+TEST_CONFIG_FILE = ROOT / ".test/config/config.yaml"
+CONFIG = ["--configfile", str(TEST_CONFIG_FILE)]
+# the profile's batch size: set-resources simulate:batch_minutes
+BATCH_MINUTES = yaml.safe_load((PROFILE / "config.yaml").read_text())["set-resources"]["simulate"]["batch_minutes"]
 LOCAL_CONFIG = ["--configfile", str(ROOT / ".test/config/config.yaml")]
 REQUESTED = os.environ.get("BANDITREPRO_SLURM_TEST") == "1"
 RUN_TIMEOUT = 300  # seconds: a guard against a hang, far above one run (~1-2 min on 2 busy cores)
@@ -97,13 +100,12 @@ def slurm(env, *cmd) -> None:
 
 
 def make_profile(base: Path) -> Path:
-    """profiles/slurm with only the partition changed (what a site edits), and its cluster.yaml."""
+    """profiles/slurm with only the partition changed (what a site edits)."""
     profile = base / "profile"
     profile.mkdir(parents=True)
     settings = yaml.safe_load((PROFILE / "config.yaml").read_text())
     settings["default-resources"]["slurm_partition"] = PARTITION
     (profile / "config.yaml").write_text(yaml.safe_dump(settings))
-    shutil.copy(PROFILE / "cluster.yaml", profile / "cluster.yaml")
     return profile
 
 
@@ -162,7 +164,7 @@ def planned_batches() -> dict[str, list[tuple[str, str]]]:
     import json
 
     code = ("import json, yaml; from banditrepro.workflow.plan import build_plan; "
-            f"cfg = {{**yaml.safe_load(open({str(CONFIG[1])!r})), **yaml.safe_load(open({str(CONFIG[2])!r}))}}; "
+            f"cfg = {{**yaml.safe_load(open({str(TEST_CONFIG_FILE)!r})), 'batch_minutes': {BATCH_MINUTES!r}}}; "
             "p = build_plan(cfg, '.', scan=False); print(json.dumps({b.name: [(p.shard(*s), p.shard_relpath(*s)) "
             "for s in b.shards] for b in p.batches}))")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -12,6 +12,7 @@ import pytest
 from banditrepro.workflow.clean import size_text
 from banditrepro.workflow.estimate import load_config
 from banditrepro.workflow.plan import build_plan
+from banditrepro.workflow.plan import split_key as plan_key
 from tests.workflow.common import TEST_CONFIG, copy_project
 
 STALE = "0123456789ab"  # a code digest no plan uses
@@ -118,3 +119,75 @@ def test_an_unreadable_config_file_refuses(results):
                         str(bad), "--remove"], capture_output=True, text=True, timeout=300)
     _refused(r)
     assert all(s.is_dir() for s in stale)
+
+
+# --- claims, receipts, --shards (issue: clean knows every file the layer writes) ---------------------------
+
+
+def _receipt(proj: Path, plan, name: str, shards: list[str]) -> Path:
+    import json
+
+    path = proj / plan.receipt(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"batch": name, "prepared_sha256": "0" * 64, "shards": shards}))
+    return path
+
+
+def _rel(plan, folder: Path, proj: Path) -> str:
+    """A shard in ``folder`` as a receipt names it: its path under the cells folder."""
+    return str((folder / "runs0-1.npz").relative_to(proj / plan.layout.cells))
+
+
+def test_claims_stale_claims_and_probes_are_files_it_wrote(results):
+    proj, plan, used, stale, foreign = results
+    for name in ("runs0-1.npz.claim", "runs0-1.npz.claim.stale-1733400000.5-host-12",
+                 "runs0-1.npz.claim.now-host-12", ".runs0-1.npz.claim.ab_c9.part"):
+        (stale[0] / name).write_text("{}")
+    r = clean(proj, "--remove")
+    assert r.returncode == 0, r.stderr
+    assert not any(s.exists() for s in stale)
+
+
+def test_remove_deletes_the_receipts_of_the_folders_it_deletes_only(results):
+    proj, plan, used, stale, foreign = results
+    gone = _receipt(proj, plan, "old-batch", [_rel(plan, stale[0], proj)])
+    mixed = _receipt(proj, plan, "mixed-batch", [_rel(plan, used[1], proj), _rel(plan, stale[1], proj)])
+    kept = _receipt(proj, plan, "current-batch", [_rel(plan, u, proj) for u in used])
+    other = _receipt(proj, plan, "other-seed", [str(foreign[1] / "runs0-1.npz")])
+    (proj / plan.receipt("not-a-receipt")).write_text("[unreadable")
+    r = clean(proj)
+    assert r.returncode == 0 and "and 2 receipts of their batches" in r.stdout, r.stdout
+    assert gone.is_file() and mixed.is_file()  # listing removes nothing
+    r = clean(proj, "--remove")
+    assert r.returncode == 0 and "and 2 receipts" in r.stdout, r.stdout
+    assert not gone.exists() and not mixed.exists()
+    assert kept.is_file() and other.is_file() and (proj / plan.receipt("not-a-receipt")).is_file()
+
+
+def test_shards_lists_and_removes_the_plans_shards_and_their_receipts(results):
+    proj, plan, used, stale, foreign = results
+    cells = sorted(plan.codes)[:3]
+    algo = cells[0].split("/")[2]
+    receipts = {c: _receipt(proj, plan, plan.cell_batches[c][0], [_rel(plan, u, proj)])
+                for c, u in zip(cells, used)}
+    summaries = {c: proj / plan.layout.summary(*plan_key(c)) for c in cells}
+    for path in summaries.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"s")
+    r = clean(proj, "--shards")
+    assert r.returncode == 0 and "3 shards of every algorithm (6 files" in r.stdout, r.stdout
+    assert "3 summaries and figure files" in r.stdout
+    assert all((u / "runs0-1.npz").is_file() for u in used)  # listing removes nothing
+    r = clean(proj, "--shards", algo, "--remove")
+    assert r.returncode == 0 and f"shards of algorithm {algo}" in r.stdout, r.stdout
+    def mine(cell):  # ALGO: an algorithm's id, or its name for every parameter set
+        return algo in (cell.split("/")[2], cell.split("/")[2].split("+")[0])
+
+    gone = {plan.cell_batches[c][0] for c in cells if mine(c)}
+    assert gone
+    for c, u in zip(cells, used):
+        assert (u / "runs0-1.npz").exists() != mine(c) and (u / "runs0-1.json").exists() != mine(c)
+        assert receipts[c].exists() == (plan.cell_batches[c][0] not in gone)
+        assert summaries[c].exists() != mine(c)  # else Snakemake would not rerun the missing receipt
+    assert all(s.is_dir() for s in stale) and all(f.is_dir() for f in foreign)  # only the plan's folders
+    assert "no cell of this config runs algorithm" in _refused(clean(proj, "--shards", "no-such-algo", "--remove"))

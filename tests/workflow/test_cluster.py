@@ -44,9 +44,9 @@ def no_slurm_path(tmp_path):
 
 @pytest.mark.workflow
 def test_slurm_profile_without_slurm_fails_fast(tmp_path, no_slurm_path):
-    # a --configfile replaces the profile's cluster.yaml: README says to list both
+    # a --configfile of one's own keeps the profile's cluster mode (docs/decisions.md#cluster-mode)
     r = smk("--directory", str(tmp_path / "w"), "--workflow-profile", str(PROFILE),
-            "--configfile", str(ROOT / TEST_CONFIG), str(PROFILE / "cluster.yaml"), env=no_slurm_path, timeout=300)
+            "--configfile", str(ROOT / TEST_CONFIG), env=no_slurm_path, timeout=300)
     lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
     # Snakemake's banner and job table, then our line, last (onstart: before any job)
     assert r.returncode != 0 and "banditrepro: cluster mode" in lines[-1], lines[-10:]
@@ -60,7 +60,7 @@ def test_slurm_profile_without_slurm_fails_fast(tmp_path, no_slurm_path):
 @pytest.mark.workflow
 def test_slurm_dry_run_without_slurm_shows_its_plan(tmp_path, no_slurm_path):
     r = smk("-n", "--directory", str(tmp_path / "w"), "--workflow-profile", str(PROFILE),
-            "--configfile", str(ROOT / TEST_CONFIG), str(PROFILE / "cluster.yaml"), env=no_slurm_path, timeout=300)
+            "--configfile", str(ROOT / TEST_CONFIG), env=no_slurm_path, timeout=300)
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     assert "Job stats" in out and "sbatch" not in out

@@ -227,7 +227,8 @@ def test_dry_run_of_the_default_config_makes_one_job_per_batch(tmp_path):
 
 def test_estimate_takes_the_config_as_snakemake_parses_it():
     """`--config batch_minutes=1e1` is 10.0 to Snakemake (its parse_config), so to estimate too; the SLURM
-    profile's cluster.yaml sets batch_minutes, a --config adds to it, a --configfile replaces it."""
+    profile's set-resources sets batch_minutes, and neither a --config nor a --configfile switches it off
+    (docs/decisions.md#cluster-mode); a batch_minutes the config sets wins."""
     from snakemake.cli import parse_config
 
     from banditrepro.workflow.estimate import load_config
@@ -239,10 +240,11 @@ def test_estimate_takes_the_config_as_snakemake_parses_it():
     slurm = ROOT / "profiles/slurm"
     assert load_config(ROOT, profile=slurm)["batch_minutes"] == 20
     assert load_config(ROOT, overrides=["runs=3"], profile=slurm)["batch_minutes"] == 20
-    replaced = load_config(ROOT, [ROOT / TEST_CONFIG], profile=slurm)
-    assert replaced.get("batch_minutes") is None and replaced["results_dir"] == "results/test"
-    both = load_config(ROOT, [ROOT / TEST_CONFIG, slurm / "cluster.yaml"], profile=slurm)
-    assert both["batch_minutes"] == 20 and both["results_dir"] == "results/test"
+    own = load_config(ROOT, [ROOT / TEST_CONFIG], profile=slurm)
+    assert own["batch_minutes"] == 20 and own["results_dir"] == "results/test"
+    named = load_config(ROOT, [ROOT / "config/config.yaml"], ["runs=2"], profile=slurm)
+    assert named["batch_minutes"] == 20 and named["runs"] == 2
+    assert load_config(ROOT, overrides=["batch_minutes=5"], profile=slurm)["batch_minutes"] == 5
     with pytest.raises(ReproError, match="--config"):
         load_config(ROOT, overrides=["1bad=2"])
 
@@ -254,7 +256,7 @@ def test_estimate_prints_submissions_lengths_cpu_hours_files_and_bytes(tmp_path)
 
     cli = [sys.executable, "-m", "banditrepro", "estimate", "--project", str(ROOT), "--profile",
            str(ROOT / "profiles/slurm"), "--configfile", str(ROOT / TEST_CONFIG),
-           str(ROOT / "profiles/slurm/cluster.yaml"), "--config", "results_dir=results/estimate-test"]
+           "--config", "results_dir=results/estimate-test"]
     r = subprocess.run(cli, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     out = r.stdout

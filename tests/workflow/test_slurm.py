@@ -25,7 +25,8 @@ def test_profile_is_valid_and_every_job_gets_site_settings_and_rule_resources(tm
     jobs = re.findall(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", r.stdout, re.M)
     rules = {rule for rule, _ in jobs}
     assert rules >= {"fetch_raw", "prepare_dataset", "summarize_cell", "figure", "claims", "report_md"}
-    # in cluster mode (profiles/slurm/cluster.yaml) the shards come in batches, far fewer than cells
+    # in cluster mode (the profile's set-resources, kept with a --configfile) the shards
+    # come in batches, far fewer than cells
     batches = [rule for rule, _ in jobs if rule == "simulate"]
     assert 1 <= len(batches) <= 12
     assert len(batches) < sum(rule == "summarize_cell" for rule, _ in jobs) / 5

@@ -14,20 +14,21 @@ if SRC not in sys.path:
 from banditrepro import ReproError
 from banditrepro.workflow import (
     batches,
-    cluster,
     digests,
+    engine,
     jobs,
-    progress,
-    scheduler,
     software,
 )
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 
 try:
+    # cluster mode: the SLURM profile's `set-resources: simulate: batch_minutes`, which no --configfile or
+    # --config replaces (docs/decisions.md#cluster-mode); Snakemake passes it on to every job step
+    engine.apply_cluster_mode(config, engine.profile_minutes(workflow))
     # the same plan in the main process and on a cluster node: batches do not depend on which shards exist
     PLAN = build_plan(config, workflow.basedir)
-except ReproError as exc:
+except (ReproError, ValueError) as exc:
     fail(exc)
 LAYOUT = PLAN.layout
 

@@ -15,7 +15,7 @@ the same bytes recomputes nothing.
 Batches are a pure function of the cells' shard lists and the batch target (``pack``): they do not depend
 on which shards exist, so the main process and a cluster node plan the same batches and the node finds its
 own from the job's wildcard ``{batch}``. The target: ``batch_minutes`` (cluster mode, set by
-profiles/slurm/cluster.yaml) or, when null (local runs), ``shard_seconds``: about one shard per batch.
+profiles/slurm's set-resources) or, when null (local runs), ``shard_seconds``: about one shard per batch.
 """
 
 from __future__ import annotations

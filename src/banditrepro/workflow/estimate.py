@@ -1,7 +1,8 @@
 """What a run will submit and write, before anything runs: ``banditrepro estimate``.
 
 The config is the one Snakemake builds: Snakemake's own command-line parser reads the profile (and its
-``configfile:``, e.g. profiles/slurm/cluster.yaml), ``--configfile`` and ``--config`` (values parsed by
+``set-resources``: profiles/slurm's cluster mode, read as the workflow reads it, banditrepro/workflow/engine.py),
+``--configfile`` and ``--config`` (values parsed by
 Snakemake's ``parse_config``: ``batch_minutes=1e1`` is 10.0), and Snakemake's ``ConfigSettings`` and
 ``update_config`` merge them over config/config.yaml as the workflow's ``configfile:`` directive does. It then
 plans exactly as the workflow does (``build_plan``: the same shards, batches and existing files), without
@@ -53,6 +54,8 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
     from snakemake.settings.types import ConfigSettings
     from snakemake.utils import update_config
 
+    from banditrepro.workflow.engine import apply_cluster_mode, minutes_from_resources
+
     argv = ["--snakefile", str(project / "Snakefile"), "--workflow-profile", str(profile) if profile else "none"]
     if not profile and (project / "profiles/default").is_dir():  # what snakemake picks up by itself
         argv[-1] = str(project / "profiles/default")
@@ -69,10 +72,15 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
         raise ReproError(f"--config: {exc}") from None
     except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid config file
         raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
+    try:
+        minutes = minutes_from_resources(getattr(args, "set_resources", None))
+    except ValueError as exc:
+        raise ReproError(str(exc)) from None
     # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
     try:
         config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
         update_config(config, settings.overwrite_config)
+        apply_cluster_mode(config, minutes)  # the profile's cluster mode, as the workflow's common.smk
     except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid file
         raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
     return config

@@ -10,6 +10,9 @@ drops the per-job chatter and prints instead:
 - after Ctrl-C, as the run's last line: that it was interrupted and how to resume (Snakemake's own last
   word is "WorkflowError: At least one job did not complete successfully").
 
+Both touch Snakemake internals (``output_settings``, ``remote_exec``, log record attributes): the Snakefile
+calls them through banditrepro/workflow/engine.py, so a renamed one costs a warning line, never the run.
+
 ``drop_repeated_stats`` (parse time) removes the second copy of the job table a quiet dry run prints:
 Snakemake prints the table before and after a dry run unless `quiet` is exactly {rules, progress}.
 `--quiet progress` (or `--quiet all`) silences the line too; BANDITREPRO_PROGRESS=0 restores Snakemake's own.
@@ -114,7 +117,10 @@ class ProgressLine(logging.Handler):
 
 
 def no_chatter(record) -> bool:
-    return _event(record) not in _REPLACED and not str(record.msg).startswith(_CHATTER)
+    try:
+        return _event(record) not in _REPLACED and not str(record.msg).startswith(_CHATTER)
+    except Exception:  # a record of another shape: pass it (docs/decisions.md#engine-internals)
+        return True
 
 
 def _quiet_profile(workflow) -> bool:
@@ -147,9 +153,12 @@ class RepeatedStats(logging.Filter):
         self.seen = set()
 
     def filter(self, record) -> bool:
-        if _event(record) != "run_info" or getattr(record, "stats", None) is None:
+        try:
+            if _event(record) != "run_info" or getattr(record, "stats", None) is None:
+                return True
+            text = str(record.msg)
+        except Exception:  # a record of another shape: pass it (docs/decisions.md#engine-internals)
             return True
-        text = str(record.msg)
         if text in self.seen:
             return False
         self.seen.add(text)

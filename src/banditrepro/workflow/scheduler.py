@@ -7,8 +7,9 @@ once a second each, and every pass re-scores the ready jobs. With the default co
 was ~56,000 passes and as many thread starts, most of Snakemake's main-thread CPU. One pending timer gives the
 same guarantee (the scheduler looks again within the window; finished jobs wake it anyway), so the run's
 scheduler gets this coalescing version; its timer is a daemon, so the process never waits for it at exit.
-Applied from `onstart` (the scheduler exists then, no job has run); if a future Snakemake renames these
-internals nothing is patched and the run is only slower — tests/workflow/test_scheduler.py fails then.
+Applied from `onstart` (the scheduler exists then, no job has run) through banditrepro/workflow/engine.py: if a
+future Snakemake renames these internals nothing is patched, one warning line says so and the run is only
+slower — tests/workflow/test_scheduler.py fails then (docs/decisions.md#engine-internals).
 """
 
 from __future__ import annotations
