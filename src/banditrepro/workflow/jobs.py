@@ -95,10 +95,13 @@ def runtime_table(plan, input, output, log):
 
 @logged
 def report(plan, input, output, log):
-    """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
+    """report.md (every figure, table and claim) and reproduction.md (claims and deviations); the leaderboards
+    of papers no challenger joins any more are removed, as a fresh run would not have them."""
+    from banditrepro.challengers import remove_stale_leaderboards
     from banditrepro.report import build_report, build_reproduction
 
     lay = plan.layout
     build_report(plan.figures, lay, input.claims, input.runtime, output[0])
     build_reproduction(plan.figures, lay, input.claims, plan.deviations_file(), output.reproduction)
-    return f"wrote {output[0]}, {output.reproduction}\n"
+    removed = remove_stale_leaderboards(plan.figures, lay)
+    return f"wrote {output[0]}, {output.reproduction}\n" + "".join(f"removed stale {p}\n" for p in removed)
