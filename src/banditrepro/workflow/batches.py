@@ -34,13 +34,13 @@ from banditrepro.atomic import write_json
 # times the limit, and computes only the shards it had not finished).
 SAFETY = 3.0
 START_MINUTES = 5
-DIGEST_CHARS = 12  # of a batch's name: 48 bits of the digest of its shard list
+DIGEST_CHARS = 12  # of a batch's name: 48 bits of the digest of its shards' paths (Plan.shard_id)
 NAME_PATTERN = rf"[a-z0-9][a-z0-9-]*-[0-9a-f]{{{DIGEST_CHARS}}}"
 
 
 @dataclass(frozen=True)
 class Batch:
-    name: str  # <dataset>-<digest of its shard list>
+    name: str  # <dataset>-<digest of its shards' paths under the results folder>
     dataset: str
     shards: tuple  # ((cell, first run, last run), ...), in the plan's order
     seconds: float  # estimated work

@@ -42,8 +42,8 @@ def simulate(plan, wildcards, input, output, log):
 @logged
 def summarize(plan, wildcards, input, output, log):
     """A cell's summary from its shards (the plan's list; the inputs are the receipts of their batches). A
-    shard gone or corrupt (deleted by hand after its batch finished): its batches' receipts are removed too,
-    so the same command again computes that shard alone."""
+    shard gone or corrupt since the plan checked the receipts (docs/decisions.md#receipts-checked): its
+    batches' receipts are removed too, so the same command again computes that shard alone."""
     from banditrepro import ReproError
     from banditrepro.aggregate import write_summary
 

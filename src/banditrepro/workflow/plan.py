@@ -17,7 +17,10 @@ planned. A summary reads its cell's shards and keeps runs 0..n-1 (the last shard
 
 Batches. Every shard is computed by a batch (banditrepro/workflow/batches.py), one job of rule ``simulate``
 named by its wildcard ``{batch}``; batches depend on the shard lists and the target only (``batch_minutes``,
-or ``shard_seconds`` when it is null), not on which shards exist.
+or ``shard_seconds`` when it is null), not on which shards exist. A batch is named by its shards' paths
+under the results folder (``shard_id``: base seed included), so its receipt stands for exactly those files;
+receipts are checked against their shards at parse time (``drop_stale_receipts``,
+docs/decisions.md#receipts-checked).
 """
 
 from __future__ import annotations
