@@ -75,7 +75,10 @@ def from_ids(ids) -> dict:
     config's form, a mapping name -> parameters in the given order; None or empty: none."""
     out: dict[str, dict] = {}
     for algo_id in ids or ():
-        name, params = registry.parse_algorithm_id(algo_id)
+        try:
+            name, params = registry.parse_algorithm_id(algo_id)
+        except ReproError as exc:
+            raise ReproError(f"--challengers: {exc}") from None
         if name in out:
             raise ReproError(f"--challengers: {name!r} is listed twice")
         out[name] = params
