@@ -33,6 +33,8 @@ rule all:
     default_target: True
     input:
         PLAN.all_targets(),
+        # every batch's receipt: a batch whose shard was lost runs again (docs/decisions.md#receipts-checked)
+        PLAN.receipt_targets(),
         LAYOUT.software_json,
         # only with challengers: one leaderboard per paper a challenger joined
         leaderboard.targets(PLAN.figures, LAYOUT),

@@ -70,6 +70,21 @@ def parse(value) -> list[Challenger]:
     return out
 
 
+def from_ids(ids) -> dict:
+    """Challengers given as algorithm ids (``NAME`` or ``NAME+key=value``, the CLI's ``--challengers``) in the
+    config's form, a mapping name -> parameters in the given order; None or empty: none."""
+    out: dict[str, dict] = {}
+    for algo_id in ids or ():
+        try:
+            name, params = registry.parse_algorithm_id(algo_id)
+        except ReproError as exc:
+            raise ReproError(f"--challengers: {exc}") from None
+        if name in out:
+            raise ReproError(f"--challengers: {name!r} is listed twice")
+        out[name] = params
+    return out
+
+
 def arenas(manifest_path, papers) -> dict[str, dict[str, dict]]:
     """paper -> figure id -> its arena entry (the manifest's ``challengers:`` sections)."""
     doc = read_manifest(manifest_path)
@@ -188,3 +203,18 @@ def papers_with_challengers(figures: list[Figure]) -> list[str]:
 
 def is_challenger_claim(claim: dict) -> bool:
     return "challenger" in claim
+
+
+def remove_stale_leaderboards(figures: list[Figure], layout) -> list[str]:
+    """Remove the leaderboards of papers no challenger joins now (a challenger removed from the config): a
+    fresh run has none, so none may stay behind (docs/decisions.md#batch-identity). Only files a leaderboard
+    writes (Layout.leaderboard_outputs); the paths removed."""
+    from pathlib import Path
+
+    keep = {Path(f).name for p in papers_with_challengers(figures) for f in layout.leaderboard_outputs(p)}
+    folder = Path(layout.leaderboard("x")).parent
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    stale = [str(folder / n) for n in names if n.endswith((".csv", ".md", ".png", ".pdf")) and n not in keep]
+    for path in stale:
+        Path(path).unlink(missing_ok=True)
+    return stale

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.layout import DEFAULT_BASE_SEED
+from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
 
@@ -294,9 +294,13 @@ def cmd_algorithms(args) -> int:
 
 
 def _figures(args):
+    """The manifest's figures, with the challengers joined as the workflow joins the config's."""
+    from banditrepro import challengers, papers
     from banditrepro.manifest import load_manifest
 
-    return load_manifest(args.manifest, papers=args.papers, max_horizon=args.max_horizon)
+    papers.load()  # the papers' figure kinds and claim tests, as build_plan loads them before joining
+    figs = load_manifest(args.manifest, papers=args.papers, max_horizon=args.max_horizon)
+    return challengers.join(figs, challengers.from_ids(args.challengers), args.manifest, args.papers)
 
 
 def cmd_summarize(args) -> int:
@@ -315,8 +319,6 @@ def cmd_runtime_table(args) -> int:
 
 def _layout(args):
     """The run's Layout from --results-dir and the data folder that holds --prepared-dir and --status-dir."""
-    from banditrepro.layout import Layout
-
     data = Path(args.prepared_dir).parent
     layout = Layout(args.results_dir, data_dir=str(data))
     if Path(layout.prepared) != Path(args.prepared_dir) or Path(layout.status) != Path(args.status_dir):
@@ -326,30 +328,24 @@ def _layout(args):
 
 
 def cmd_figure(args) -> int:
-    from banditrepro import papers
     from banditrepro.figures import build_figure
 
     figs = {f.stem: f for f in _figures(args)}
     if args.stem not in figs:
         raise ReproError(f"unknown figure {args.stem!r} (known: {', '.join(figs)})")
-    fig = figs[args.stem]
-    papers.load()
-    build_figure(fig, _layout(args), args.png, args.pdf, args.table)
+    build_figure(figs[args.stem], _layout(args), args.png, args.pdf, args.table)
     print(f"{args.stem}: wrote {args.png}, {args.pdf}, {args.table}")
     return 0
 
 
 def cmd_claims(args) -> int:
-    from banditrepro import papers
     from banditrepro.claims import write_claims
 
-    papers.load()
     print("\n".join(write_claims(_figures(args), _layout(args), args.out)))
     return 0
 
 
 def cmd_report(args) -> int:
-    from banditrepro.layout import Layout
     from banditrepro.report import build_report
 
     build_report(_figures(args), Layout(args.results_dir), args.claims, args.runtime, args.out)
@@ -429,6 +425,8 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--manifest", help="figure manifest folder (default <project>/config/figures)")
         sp.add_argument("--papers", nargs="+", default=None)
         sp.add_argument("--max-horizon", type=_HORIZON, default=None, help="cap every horizon of the manifest")
+        sp.add_argument("--challengers", nargs="+", metavar="ID", help="challengers (NAME or NAME+key=value), as "
+                        "the config key challengers: joined to the figures as the workflow joins them")
         sp.add_argument("--status-dir", help="dataset status files (default <project>/data/status)")
         sp.add_argument("--results-dir",
                         help="the run's results folder: summaries/ and tables/ are read there (config results_dir; "

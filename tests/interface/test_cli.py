@@ -294,3 +294,28 @@ def test_algorithms_listing_keeps_the_label_column_aligned():
     col = lines[0].index("label")
     assert r.returncode == 0 and len(lines) > 2
     assert all(ln[col - 1] == " " and ln[col] != " " for ln in lines), r.stdout
+
+
+@pytest.mark.parametrize("challengers, message", [
+    (["nope"], "--challengers: unknown algorithm 'nope'"),
+    (["rucb", "rucb+alpha=0.7"], "--challengers: 'rucb' is listed twice"),
+    (["thompson-duels+nope=1"], "--challengers: thompson-duels: unknown parameter 'nope'"),
+])
+def test_bad_challengers_by_hand_are_one_line_and_write_nothing(tmp_path, challengers, message):
+    r = cli("claims", "--project", str(ROOT), "--papers", "c2b", "--challengers", *challengers,
+            "--out", str(tmp_path / "claims.csv"))
+    assert r.returncode == 2 and message in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not (tmp_path / "claims.csv").exists()
+
+
+def test_challengers_by_hand_join_the_figures_as_the_config_key_does(tmp_path):
+    """`--challengers ID ...` (the CLI) and the config's mapping name -> parameters give the same figures."""
+    from banditrepro import challengers
+    from banditrepro.manifest import load_manifest
+
+    manifest = ROOT / "config/figures"
+    figs = load_manifest(manifest, papers=["c2b"])
+    by_hand = challengers.join(figs, challengers.from_ids(["thompson-duels", "rucb+alpha=0.7"]), manifest, ["c2b"])
+    config = challengers.join(figs, {"thompson-duels": None, "rucb": {"alpha": 0.7}}, manifest, ["c2b"])
+    assert by_hand == config and by_hand != figs
+    assert challengers.from_ids(None) == {} and challengers.join(figs, challengers.from_ids([]), manifest) == figs

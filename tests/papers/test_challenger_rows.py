@@ -115,3 +115,21 @@ def test_the_report_says_where_each_challenger_stands(toy):
     assert "Against RUCB, the paper's algorithm, it beats it on 1 panel (ds-a) and loses on 1 panel (ds-b)" in text
     assert "Against the strongest baseline, RMED1, it" in text
     assert report.challenger_section([f for f in load_manifest(lay.results_dir + "/toy.yaml")], lay) == []
+
+
+def test_leaderboards_of_papers_no_challenger_joins_any_more_are_removed(toy):
+    """A challenger removed from the config: the report job removes its paper's leaderboard (a fresh run has
+    none), keeps those still planned and every file a leaderboard does not write."""
+    figs, lay = toy
+    out = lay.leaderboard_outputs("toy")
+    leaderboard.build(figs, lay, "toy", *out)
+    gone = [lay.leaderboard("old-paper", s) for s in ("csv", "md", "png", "pdf")]
+    for p in gone:
+        Path(p).write_text("from an earlier run with a challenger")
+    note = Path(lay.leaderboard("notes", "txt"))
+    note.write_text("mine")
+    assert challengers.remove_stale_leaderboards(figs, lay) == sorted(gone)
+    assert all(Path(p).exists() for p in out) and note.exists() and not any(Path(p).exists() for p in gone)
+    without = load_manifest(lay.results_dir + "/toy.yaml")  # the same figures, no challenger
+    assert challengers.remove_stale_leaderboards(without, lay) == sorted(out)
+    assert note.exists() and challengers.remove_stale_leaderboards(without, lay) == []

@@ -5,6 +5,8 @@ them restores every paper output byte for byte. In a copy of the session's finis
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -65,6 +67,12 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
     assert "Thompson duels (plugin) (challenger) ranks" in (results / "report.md").read_text()
     fig1 = pd.read_csv(results / "tables/c2b/fig1.csv")
     assert "Thompson duels (plugin) (challenger)" in set(fig1.label)
+    _by_hand_equals_the_workflow(copy, tmp_path / "cli")
+    # the HTML report shows each leaderboard (figure and table) under a category of its own
+    r = smk(*config(CHALLENGERS), "--report", str(tmp_path / "report.html"), cwd=copy)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    html = (tmp_path / "report.html").read_text()
+    assert "Leaderboards" in html and html.count("Leaderboard of c2b") >= 1, html[:500]
 
     # removing the challengers restores every paper output byte for byte, and recomputes no cell
     r = smk("--cores", "2", *config(), cwd=copy)
@@ -74,8 +82,34 @@ def test_challengers_run_only_their_own_work_and_leave_the_papers_outputs_as_the
         if not name.startswith("logs/"):  # logs record what ran (shards-computed.log gained the challengers')
             assert final[name][1] == digest, name
     assert {k: final[k] for k in kept} == kept
+    # a fresh run has no leaderboard: none stays behind
+    assert not (results / "leaderboards").exists() or not list((results / "leaderboards").iterdir())
     r = smk("-n", *config(), cwd=copy)
     assert "Nothing to be done" in r.stdout + r.stderr
+
+
+def _by_hand_equals_the_workflow(project, cwd):
+    """`banditrepro figure|claims|report --challengers ...` write what the workflow wrote with the challengers."""
+    cwd.mkdir()
+    results = project / TEST_RESULTS
+    cli = [sys.executable, "-m", "banditrepro"]
+    common = ["--papers", "c2b", "dp-ts-ucb", "winner-stays", "--max-horizon", "2000", "--challengers",
+              "uniform-pairs", "thompson-duels", "--manifest", str(project / "config/figures"), "--status-dir",
+              str(project / "data/status"), "--results-dir", str(results)]
+    prepared = ["--prepared-dir", str(project / "data/prepared")]
+    out = {k: cwd / f"fig1.{k}" for k in ("png", "pdf", "csv")}
+    runs = [[*cli, "figure", "c2b/fig1", *common, *prepared, "--png", str(out["png"]), "--pdf", str(out["pdf"]),
+             "--table", str(out["csv"])],
+            [*cli, "claims", *common, *prepared, "--out", str(cwd / "claims.csv")],
+            [*cli, "report", *common, "--claims", str(results / "claims.csv"), "--runtime",
+             str(results / "tables/runtime.csv"), "--out", str(cwd / "report.md")]]
+    for command in runs:
+        r = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    assert out["csv"].read_bytes() == (results / "tables/c2b/fig1.csv").read_bytes()
+    assert out["png"].read_bytes() == (results / "figures/c2b/fig1.png").read_bytes()
+    assert (cwd / "claims.csv").read_bytes() == (results / "claims.csv").read_bytes()
+    assert (cwd / "report.md").read_bytes() == (results / "report.md").read_bytes()
 
 
 BROKEN = """

@@ -218,28 +218,29 @@ def test_interrupted_run_resumes_without_recomputing(test_run):
     assert meta["runs"] == [0, 1] and meta["horizon"] == 2000 and len(meta["prepared_sha256"]) == 64
 
 
-def test_a_shard_deleted_by_hand_is_named_and_the_same_command_computes_it(test_run, tmp_path):
-    """A shard gone after its batch finished: the summary that reads it fails with one line naming it and
-    drops its batch's receipt, so the same command again computes that shard alone."""
+def test_a_shard_deleted_by_hand_is_computed_by_the_next_run(test_run, tmp_path):
+    """A shard gone after its batch finished: the plan checks every receipt against its shards, so the next
+    run (a dry run first: it shows the same plan) computes that shard alone, and the numbers are as before."""
     project = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(test_run[0]), str(project)], check=True)
     results = project / TEST_RESULTS
     (victim,) = (project / TEST_CELLS / "sushi16/T2000/rucb").glob("*/runs0-*.npz")
-    receipts = _receipts_holding(results, victim)
+    (receipt,) = _receipts_holding(results, victim)
     computed = _computed(results)
     victim.unlink()
-    # its summary runs again (forced here; e.g. after a summary edit): it finds the shard gone
-    summary = f"{TEST_RESULTS}/summaries/sushi16/T2000/rucb.npz"
-    command = ["--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", "--forcerun", summary]
-    r = smk(*command, cwd=project)
-    assert r.returncode != 0
-    named = [ln for ln in r.stderr.splitlines() if str(victim.relative_to(project)) in ln and "missing" in ln]
-    assert named, r.stderr[-3000:]
-    assert not any(p.exists() for p in receipts)
-    r = smk(*command, cwd=project)
+    command = ["--configfile", TEST_CONFIG, *MIRROR_ARG]
+    r = smk("-n", *command, cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert victim.exists() and _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["simulate"] == 1 and counts["summarize_cell"] == 1, counts
+    assert f"batch {receipt.stem} has a shard missing or incomplete: it runs again" in r.stderr
+    r = smk(*command, "--cores", "2", cwd=project)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert victim.exists() and receipt.exists()
+    assert _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
     assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
+    r = smk("-n", *command, cwd=project)
+    assert "Nothing to be done" in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
 
 
 def test_html_report_has_a_caption_per_figure(test_run):

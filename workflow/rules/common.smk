@@ -31,6 +31,10 @@ try:
 except (ReproError, ValueError) as exc:
     fail(exc)
 LAYOUT = PLAN.layout
+if workflow.is_main_process:
+    # receipts checked against their shards: a batch with a shard gone runs again in this run, a dry run
+    # included so that it shows what the run will do (docs/decisions.md#receipts-checked)
+    PLAN.drop_stale_receipts(sys.stderr)
 
 
 # Under a cluster executor only the simulation is submitted (in batches, workflow/rules/simulate.smk): the

@@ -12,9 +12,20 @@ rule leaderboard:
     input:
         lambda wc: leaderboard.inputs(PLAN.figures, LAYOUT, wc.paper),
     output:
-        csv=LAYOUT.leaderboard("{paper}", "csv"),
+        # the HTML report (snakemake --report) shows each leaderboard, figure and table, in its own category
+        csv=report(
+            LAYOUT.leaderboard("{paper}", "csv"),
+            caption="../report/leaderboard.rst",
+            category="Leaderboards",
+            labels={"paper": "{paper}", "file": "table"},
+        ),
         md=LAYOUT.leaderboard("{paper}", "md"),
-        png=LAYOUT.leaderboard("{paper}", "png"),
+        png=report(
+            LAYOUT.leaderboard("{paper}", "png"),
+            caption="../report/leaderboard.rst",
+            category="Leaderboards",
+            labels={"paper": "{paper}", "file": "figure"},
+        ),
         pdf=LAYOUT.leaderboard("{paper}", "pdf"),
     log:
         PLAN.log("leaderboards", "{paper}"),

@@ -34,13 +34,13 @@ from banditrepro.atomic import write_json
 # times the limit, and computes only the shards it had not finished).
 SAFETY = 3.0
 START_MINUTES = 5
-DIGEST_CHARS = 12  # of a batch's name: 48 bits of the digest of its shard list
+DIGEST_CHARS = 12  # of a batch's name: 48 bits of the digest of its shards' paths (Plan.shard_id)
 NAME_PATTERN = rf"[a-z0-9][a-z0-9-]*-[0-9a-f]{{{DIGEST_CHARS}}}"
 
 
 @dataclass(frozen=True)
 class Batch:
-    name: str  # <dataset>-<digest of its shard list>
+    name: str  # <dataset>-<digest of its shards' paths under the results folder>
     dataset: str
     shards: tuple  # ((cell, first run, last run), ...), in the plan's order
     seconds: float  # estimated work
@@ -61,20 +61,21 @@ def batch_name(dataset: str, relpaths) -> str:
     return f"{dataset}-{digest[:DIGEST_CHARS]}"
 
 
-def pack(shards, seconds, dataset_of, relpath, target_seconds: float, algorithm_of=None) -> list[Batch]:
+def pack(shards, seconds, dataset_of, shard_id, target_seconds: float, algorithm_of=None) -> list[Batch]:
     """Batches of ``shards`` (a fixed order: dataset, cell, first run), each of one dataset (a batch reads one
     prepared file) and cut greedily: a batch takes the next shard while its estimated work stays within
     ``target_seconds`` (a shard longer than that is a batch alone). ``seconds(*shard)``: a shard's work;
-    ``relpath(*shard)``: its path under the cells folder, which names the batch. ``algorithm_of`` (local
-    runs): a batch also holds one algorithm only, so a kernel that fails blocks only its own cells and adding
-    an algorithm (a challenger) never regroups another's shards."""
+    ``shard_id(*shard)``: its path under the results folder (base seed and code digest included), which names
+    the batch (docs/decisions.md#batch-identity). ``algorithm_of`` (local runs): a batch also holds one
+    algorithm only, so a kernel that fails blocks only its own cells and adding an algorithm (a challenger)
+    never regroups another's shards."""
     out, current, work = [], [], 0.0
     group = (lambda c: (dataset_of(c), algorithm_of(c))) if algorithm_of else dataset_of
 
     def close():
         if current:
             ds = dataset_of(current[0][0])
-            out.append(Batch(batch_name(ds, [relpath(*s) for s in current]), ds, tuple(current), work))
+            out.append(Batch(batch_name(ds, [shard_id(*s) for s in current]), ds, tuple(current), work))
 
     for s in shards:
         w = seconds(*s)

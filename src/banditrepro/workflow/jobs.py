@@ -42,8 +42,8 @@ def simulate(plan, wildcards, input, output, log):
 @logged
 def summarize(plan, wildcards, input, output, log):
     """A cell's summary from its shards (the plan's list; the inputs are the receipts of their batches). A
-    shard gone or corrupt (deleted by hand after its batch finished): its batches' receipts are removed too,
-    so the same command again computes that shard alone."""
+    shard gone or corrupt since the plan checked the receipts (docs/decisions.md#receipts-checked): its
+    batches' receipts are removed too, so the same command again computes that shard alone."""
     from banditrepro import ReproError
     from banditrepro.aggregate import write_summary
 
@@ -95,10 +95,13 @@ def runtime_table(plan, input, output, log):
 
 @logged
 def report(plan, input, output, log):
-    """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
+    """report.md (every figure, table and claim) and reproduction.md (claims and deviations); the leaderboards
+    of papers no challenger joins any more are removed, as a fresh run would not have them."""
+    from banditrepro.challengers import remove_stale_leaderboards
     from banditrepro.report import build_report, build_reproduction
 
     lay = plan.layout
     build_report(plan.figures, lay, input.claims, input.runtime, output[0])
     build_reproduction(plan.figures, lay, input.claims, plan.deviations_file(), output.reproduction)
-    return f"wrote {output[0]}, {output.reproduction}\n"
+    removed = remove_stale_leaderboards(plan.figures, lay)
+    return f"wrote {output[0]}, {output.reproduction}\n" + "".join(f"removed stale {p}\n" for p in removed)

@@ -17,7 +17,10 @@ planned. A summary reads its cell's shards and keeps runs 0..n-1 (the last shard
 
 Batches. Every shard is computed by a batch (banditrepro/workflow/batches.py), one job of rule ``simulate``
 named by its wildcard ``{batch}``; batches depend on the shard lists and the target only (``batch_minutes``,
-or ``shard_seconds`` when it is null), not on which shards exist.
+or ``shard_seconds`` when it is null), not on which shards exist. A batch is named by its shards' paths
+under the results folder (``shard_id``: base seed included), so its receipt stands for exactly those files;
+receipts are checked against their shards at parse time (``drop_stale_receipts``,
+docs/decisions.md#receipts-checked).
 """
 
 from __future__ import annotations
@@ -114,8 +117,13 @@ class Plan:
         return self.layout.shard(*split_key(cell), self.codes[cell], first, last)
 
     def shard_relpath(self, cell: str, first: int, last: int) -> str:
-        """A shard's path under the cells folder (what names batches and what receipts and logs list)."""
+        """A shard's path under the cells folder (what receipts and logs list)."""
         return f"{cell}/{self.codes[cell]}/runs{first}-{last}.npz"
+
+    def shard_id(self, cell: str, first: int, last: int) -> str:
+        """A shard's path under the results folder, base seed included: what names its batch, so a batch and
+        its receipt stand for everything the shards' bytes depend on (docs/decisions.md#batch-identity)."""
+        return f"{self.layout.cells[len(self.layout.results_dir) + 1:]}/{self.shard_relpath(cell, first, last)}"
 
     def parse_shard(self, path: str) -> tuple[str, int, int]:
         """(cell, first, last) of a shard path (``shard``'s inverse)."""
@@ -198,6 +206,42 @@ class Plan:
                 os.unlink(self.receipt(b.name))
                 removed.append(self.receipt(b.name))
         return removed
+
+    def receipt_targets(self) -> list[str]:
+        """The receipts of every batch of an always-available dataset (rule ``all``), so a batch whose receipt
+        was dropped runs again even when no summary needs to (docs/decisions.md#receipts-checked)."""
+        return [self.receipt(b.name) for b in self.batches if not self.catalog.is_optional(b.dataset)]
+
+    def stale_receipts(self) -> list[str]:
+        """Receipts that exist but whose batch has a shard missing or incomplete (``cell.shard_complete``)
+        for the prepared file's sha256 the receipt records, e.g. a shard deleted by hand; an unreadable
+        receipt too. Reads receipts and sidecars only: no data file is hashed."""
+        from banditrepro.cell import shard_complete
+
+        stale = []
+        for b in self.batches:
+            path = self.receipt(b.name)
+            try:
+                sha = json.loads(Path(path).read_text())["prepared_sha256"]
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError, KeyError, TypeError):
+                stale.append(path)
+                continue
+            if not all(shard_complete(self.shard(*s), sha) for s in b.shards):
+                stale.append(path)
+        return stale
+
+    def drop_stale_receipts(self, say=None) -> list[str]:
+        """Remove ``stale_receipts`` (the main process at parse time, docs/decisions.md#receipts-checked): their
+        batches run again in this very run. ``say``: a stream told one line per receipt. The receipts removed."""
+        stale = self.stale_receipts()
+        for path in stale:
+            Path(path).unlink(missing_ok=True)
+            if say is not None:
+                print(f"banditrepro: batch {Path(path).stem} has a shard missing or incomplete: it runs again",
+                      file=say)
+        return stale
 
     def prepared_of_cell(self, cell: str) -> str:
         return self.layout.prepared_file(split_key(cell)[0])
@@ -318,7 +362,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     minutes = config["batch_minutes"]
     target = minutes * 60 if minutes is not None else config["shard_seconds"]
     plan.batches = batching.pack(plan.all_shards(), plan.shard_seconds, lambda cell: split_key(cell)[0],
-                                 plan.shard_relpath, target,
+                                 plan.shard_id, target,
                                  algorithm_of=None if minutes is not None else lambda cell: split_key(cell)[2])
     plan.batch_of = {b.name: b for b in plan.batches}
     for b in plan.batches:
