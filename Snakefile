@@ -28,6 +28,8 @@ onstart:
     cluster.check_submit_host(config)
     progress.attach(workflow)
     scheduler.coalesce_reevaluation_timers(workflow.scheduler)
+    # Ctrl-C and SIGTERM reach the in-process batches too (banditrepro/workflow/stop.py)
+    stop.install()
 
 
 rule all:

@@ -13,6 +13,7 @@ scheduling; wall time and package versions go to a JSON sidecar beside each file
 
 from __future__ import annotations
 
+import errno
 import json
 import platform
 import time
@@ -235,12 +236,41 @@ class CorruptFile(ReproError):
         super().__init__(f"{self.path}: unreadable ({self.reason})")
 
 
+class ReadFailure(ReproError):
+    """A result file that could not be read for a reason other than its bytes (I/O error, no memory): the
+    job fails naming it, and nothing is deleted; the same command again reads it."""
+
+    def __init__(self, path: str | Path, exc: BaseException):
+        self.path = Path(path)
+        if isinstance(exc, OSError) and exc.errno:
+            from banditrepro.atomic import io_error_text
+
+            text = io_error_text(exc, path)
+        else:
+            text = f"{path}: could not be read ({type(exc).__name__}); nothing deleted"
+        super().__init__(f"{text}; run the same command again")
+
+
 _CELL_KEYS = ("grid", "run", "horizon", "base_seed", "algorithm", "instance", "params", "n_batches", "regret")
 
 
+def _unreadable(exc: BaseException) -> bool:
+    """Whether an error reading a file says nothing of its bytes: an I/O error of the system (EIO, ESTALE on
+    NFS, a file gone meanwhile) or no memory. EINVAL is a seek before the start: a truncated archive."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, OSError) and exc.errno is not None and exc.errno != errno.EINVAL
+
+
 def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if it cannot be read in full."""
-    if not Path(path).is_file():
+    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if its bytes are bad (zip, format,
+    CRC, shape), a ``ReproError`` naming the file, not corruption, on an I/O error or MemoryError: only
+    corruption may delete a file (docs/decisions.md#only-corruption-deletes)."""
+    try:
+        found = Path(path).is_file()
+    except OSError as exc:
+        raise ReadFailure(path, exc) from None
+    if not found:
         raise ReproError(f"not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -250,6 +280,8 @@ def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]
                 v = z[k]  # each z[k] decompresses the member again: read it once
                 out[k] = v.item() if v.ndim == 0 else v
     except Exception as exc:  # noqa: BLE001 -- whatever the bytes are, the answer is "this file is bad"
+        if _unreadable(exc):
+            raise ReadFailure(path, exc) from None
         raise CorruptFile(path, f"{type(exc).__name__}: {exc}") from None
     missing = [k for k in required if k not in out]
     if missing:

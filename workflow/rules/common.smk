@@ -20,6 +20,7 @@ from banditrepro.workflow import (
     progress,
     scheduler,
     software,
+    stop,
 )
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
