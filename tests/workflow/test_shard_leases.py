@@ -130,7 +130,7 @@ def test_ages_are_file_system_times_whatever_this_hosts_clock_says(tmp_path, mon
         write_claim(shard, other_holder(), age=1.0)
         waits = []
 
-        def wait(seconds):
+        def wait(seconds, waits=waits):
             waits.append(seconds)
             sc.claim_path(shard).unlink()
             shard.write_bytes(b"npz")
