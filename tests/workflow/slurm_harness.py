@@ -1,8 +1,8 @@
 """Helpers of the real-SLURM tests (tests/workflow/test_slurm*.py): a single-node SLURM, runs of the test
 config through a copy of profiles/slurm, faults injected from outside (scontrol requeue, a shrunk time limit,
 claims left by other hosts, kill -9 of the main process), and what tells them apart afterwards: the sbatch
-calls (a logging `sbatch` first on PATH), SLURM's job states (squeue keeps finished jobs MinJobAge = 300 s) and the shards log (one line per
-shard computed: shard, host, pid, SLURM job)."""
+calls (a logging `sbatch` first on PATH), SLURM's job states (squeue keeps finished jobs MinJobAge = 300 s),
+the jobs' SLURM logs and the shards log (one line per shard computed: shard, host, pid, SLURM job)."""
 
 from __future__ import annotations
 
