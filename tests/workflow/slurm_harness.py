@@ -179,6 +179,13 @@ def hold_claim(work: Path, shard: str) -> subprocess.Popen:
     return hold(work / shard)
 
 
+def end_holder(p: subprocess.Popen) -> None:
+    """SIGTERM: the holder releases its claim and exits (as a stopped batch does)."""
+    from tests.workflow.common import end_holder as end
+
+    end(p)
+
+
 def plant_claim(work: Path, shard: str, host: str, slurm_job: str | None = None) -> None:
     """A claim as a holder on ``host`` left it and no longer renews (a run killed on another login node or
     in another container; a batch's previous run before SLURM requeued it onto another node)."""
