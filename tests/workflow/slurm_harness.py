@@ -186,17 +186,19 @@ def end_holder(p: subprocess.Popen) -> None:
     end(p)
 
 
-def plant_claim(work: Path, shard: str, host: str, slurm_job: str | None = None) -> None:
-    """A claim as a holder on ``host`` left it and no longer renews (a run killed on another login node or
-    in another container; a batch's previous run before SLURM requeued it onto another node)."""
+def plant_claim(work: Path, shard: str, host: str, slurm_job: str | None = None, age: float = 0.0) -> None:
+    """A claim as a holder on ``host`` left it ``age`` seconds ago (file-system time) and no longer renews (a
+    run killed on another login node or in another container; a batch's run before SLURM requeued it)."""
     import json
     from dataclasses import asdict
 
-    from banditrepro.workflow.shard_claims import Holder, claim_path
+    from banditrepro.workflow.shard_claims import Holder, claim_path, fs_now
 
     claim = claim_path(work / shard)
     claim.parent.mkdir(parents=True, exist_ok=True)
     claim.write_text(json.dumps(asdict(Holder(host, 4242, slurm_job, time.time(), "planted"))))
+    left = fs_now(claim) - age
+    os.utime(claim, (left, left))
 
 
 def slurm_logs(work: Path) -> str:
