@@ -1,6 +1,8 @@
-"""Atomic, durable, byte-reproducible file writes: a temporary file in the same directory, its data synced to
-disk, ``os.replace``, then the directory synced (docs/decisions.md#durable-writes). A file that exists after a
-crash of the node or OS is whole: a shard's sidecar never survives beside an empty ``.npz``."""
+"""Atomic, byte-reproducible file writes: a temporary file in the same directory, then ``os.replace``.
+
+``durable=True`` (shards, their sidecars, receipts: docs/decisions.md#durable-writes) also syncs the temporary
+file's data before the replace and the directory after, so a file that exists after a crash of the node or OS
+is whole: a shard's sidecar never survives beside an empty ``.npz``."""
 
 from __future__ import annotations
 
@@ -62,20 +64,22 @@ def _fsync_file(path) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | Path, _synced: bool = False):
-    """Yield a temporary path next to ``path``; move it into place only if the block succeeds, its data and
-    the directory entry synced first and after. A full disk or quota: ``ReproError`` naming ``path``."""
+def atomic_path(path: str | Path, durable: bool = False, sync_dir: bool = True, _synced: bool = False):
+    """Yield a temporary path next to ``path``; move it into place only if the block succeeds. ``durable``:
+    its data synced before, and (``sync_dir``) the directory after. A full disk or quota: ``ReproError``
+    naming ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(fd)
     try:
         yield Path(tmp)
-        if not _synced:
+        if durable and not _synced:
             _fsync_file(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual mode
         os.replace(tmp, path)
-        fsync_dir(path.parent)
+        if durable and sync_dir:
+            fsync_dir(path.parent)
     except OSError as exc:
         if exc.errno in FULL:
             raise ReproError(io_error_text(exc, path)) from None
@@ -85,20 +89,21 @@ def atomic_path(path: str | Path, _synced: bool = False):
             os.unlink(tmp)
 
 
-def write_bytes(path: str | Path, data: bytes) -> None:
-    with atomic_path(path, _synced=True) as tmp:
+def write_bytes(path: str | Path, data: bytes, durable: bool = False, sync_dir: bool = True) -> None:
+    with atomic_path(path, durable, sync_dir, _synced=True) as tmp:
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
 
 
-def write_text(path: str | Path, text: str) -> None:
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path: str | Path, text: str, durable: bool = False, sync_dir: bool = True) -> None:
+    write_bytes(path, text.encode("utf-8"), durable, sync_dir)
 
 
-def write_json(path: str | Path, obj) -> None:
-    write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+def write_json(path: str | Path, obj, durable: bool = False, sync_dir: bool = True) -> None:
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n", durable, sync_dir)
 
 
 def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
@@ -115,5 +120,5 @@ def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
-    write_bytes(path, npz_bytes(arrays))
+def write_npz(path: str | Path, arrays: dict[str, np.ndarray], durable: bool = False) -> None:
+    write_bytes(path, npz_bytes(arrays), durable)

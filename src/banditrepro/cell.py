@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from banditrepro import ReproError, __version__, algorithms
-from banditrepro.atomic import write_json, write_npz
+from banditrepro.atomic import fsync_dir, write_json, write_npz
 from banditrepro.grid import regret_grid
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
@@ -188,16 +188,20 @@ def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
 
 
 def write_shard(results: list[CellResult], path: str | Path, prepared_sha256: str | None = None) -> None:
-    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``). An older
+    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``), synced. An older
     ``.npz`` at ``path`` is removed before the new sidecar is written, so a write killed halfway never pairs
     the new sidecar with the old file (``shard_complete`` would take that for done)."""
     path = Path(path)
     side = shard_sidecar(results)
     if prepared_sha256 is not None:
         side["prepared_sha256"] = prepared_sha256
-    path.unlink(missing_ok=True)
-    write_json(path.with_suffix(".json"), side)
-    write_npz(path, shard_arrays(results))
+    if path.exists():  # a rewrite: the old .npz gone for good before the new sidecar lands
+        path.unlink()
+        fsync_dir(path.parent)
+    # durable (docs/decisions.md#durable-writes): both files' data synced; the directory once, after the .npz
+    # (both renames are in it), before the shard can count as complete
+    write_json(path.with_suffix(".json"), side, durable=True, sync_dir=False)
+    write_npz(path, shard_arrays(results), durable=True)
 
 
 def shard_complete(path: str | Path, prepared_sha256: str) -> bool:

@@ -1,14 +1,15 @@
-"""Durable writes (banditrepro.atomic, docs/decisions.md#durable-writes): the data of the temporary file is
-synced before it replaces the target, and the directory after; a full disk or quota is said in one line and
-leaves neither a temporary file nor a half-written target. And only corruption deletes
-(docs/decisions.md#only-corruption-deletes): an I/O error or MemoryError reading a result file names the
-file in one line and deletes nothing."""
+"""Durable writes (banditrepro.atomic, docs/decisions.md#durable-writes): for shards, sidecars and receipts the
+data of the temporary file is synced before it replaces the target, and the directory after; a full disk or
+quota is said in one line and leaves neither a temporary file nor a half-written target. And only corruption
+deletes (docs/decisions.md#only-corruption-deletes): an I/O error or MemoryError reading a result file names
+the file in one line and deletes nothing."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -38,14 +39,14 @@ def synced(monkeypatch):
     return events
 
 
-def write_by_path(path):  # what figures do: a writer that takes a path (matplotlib's savefig)
-    with atomic.atomic_path(path) as tmp:
+def write_by_path(path, durable=True):  # a writer that takes a path (matplotlib's savefig)
+    with atomic.atomic_path(path, durable) as tmp:
         tmp.write_bytes(b"written by path")
 
 
 @pytest.mark.parametrize("write", [
-    lambda p: atomic.write_npz(p, {"a": np.arange(3)}),  # a shard
-    lambda p: atomic.write_json(p, {"prepared_sha256": "x"}),  # a sidecar, a receipt
+    lambda p: atomic.write_npz(p, {"a": np.arange(3)}, durable=True),
+    lambda p: atomic.write_json(p, {"prepared_sha256": "x"}, durable=True),
     write_by_path,
 ], ids=["npz", "json", "atomic_path"])
 def test_data_is_synced_before_the_replace_and_the_directory_after(tmp_path, synced, write):
@@ -55,6 +56,28 @@ def test_data_is_synced_before_the_replace_and_the_directory_after(tmp_path, syn
     assert synced[0][1].startswith(str(target.parent / f".{target.name}.")) and synced[0][1].endswith(".part")
     assert synced[1][1] == str(target) and synced[2][1] == str(target.parent)
     assert target.is_file() and [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+def test_other_writes_are_atomic_but_not_synced(tmp_path, synced):
+    """Summaries, tables, figures: Snakemake's outputs, rewritten by a rerun; a sync each would cost the
+    local run (docs/performance.md#durable-writes)."""
+    atomic.write_json(tmp_path / "summary.json", {"a": 1})
+    write_by_path(tmp_path / "figure.png", durable=False)
+    assert [kind for kind, _ in synced] == ["replace", "replace"]
+
+
+def test_a_shard_and_its_sidecar_are_synced_before_the_directory_once(tmp_path, synced, monkeypatch):
+    from banditrepro import cell
+
+    monkeypatch.setattr(cell, "shard_sidecar", lambda results: {"runs": [0]})
+    monkeypatch.setattr(cell, "shard_arrays", lambda results: {"a": np.arange(2)})
+    shard = tmp_path / "runs0-0.npz"
+    cell.write_shard([], shard, "sha")
+    sidecar = shard.with_suffix(".json")
+    assert [kind for kind, _ in synced] == ["file", "replace", "file", "replace", "dir"], synced
+    assert Path(synced[0][1]).name.startswith(".runs0-0.json.") and synced[1][1] == str(sidecar)
+    assert Path(synced[2][1]).name.startswith(".runs0-0.npz.") and synced[3][1] == str(shard)
+    assert synced[4][1] == str(tmp_path)
 
 
 @pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT"])
@@ -67,7 +90,7 @@ def test_a_full_disk_is_said_in_one_line_and_leaves_nothing_half_written(tmp_pat
 
     monkeypatch.setattr(atomic.os, "fsync", full)
     with pytest.raises(ReproError) as err:
-        atomic.write_json(target, {"new": 1})
+        atomic.write_json(target, {"new": 1}, durable=True)
     text = str(err.value)
     assert "\n" not in text and str(target) in text and "disk full or quota exceeded" in text, text
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["receipt.json"]
@@ -83,7 +106,7 @@ def test_a_directory_that_cannot_be_synced_is_accepted(tmp_path, monkeypatch):
         real(fd)
 
     monkeypatch.setattr(atomic.os, "fsync", no_dir_sync)
-    atomic.write_text(tmp_path / "a.txt", "x")
+    atomic.write_text(tmp_path / "a.txt", "x", durable=True)
     assert (tmp_path / "a.txt").read_text() == "x"
 
 

@@ -94,7 +94,7 @@ def test_a_rewrite_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, m
     monkeypatch.setattr(cell, "shard_sidecar", lambda results: {})
     monkeypatch.setattr(cell, "shard_arrays", lambda results: {})
 
-    def killed(path, arrays):
+    def killed(path, arrays, **durable):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cell, "write_npz", killed)
@@ -186,6 +186,17 @@ def test_a_full_disk_or_quota_is_said_in_one_line_never_as_an_algorithms_failure
     assert "\n" not in text and "algorithm" not in text and "disk full or quota exceeded" in text, text
     assert plan.shard(*batch.shards[0]) in text
     assert not list(Path(plan.layout.cells).rglob("*.claim*"))
+
+
+def test_the_receipt_is_written_durably_and_last(setup, monkeypatch):
+    from banditrepro.workflow import batches
+
+    plan, batch, prepared, receipt = setup
+    writes = []
+    real = batches.write_json
+    monkeypatch.setattr(batches, "write_json", lambda path, obj, **kw: (writes.append((path, kw)), real(path, obj)))
+    run_batch(plan, batch, prepared, receipt, fake_compute([], receipt=receipt))
+    assert writes == [(receipt, {"durable": True})]
 
 
 # --- deprecated config keys -------------------------------------------------------------------------------------

@@ -152,7 +152,8 @@ def run_batch(plan, batch: Batch, prepared: str, receipt_path: str, compute=None
         done += 1
         lines += [f"{rel}: computed"] + [f"  {r.describe()}" for r in results]
     rels = [plan.shard_relpath(*s) for s in batch.shards]
-    write_json(receipt_path, receipt(batch, rels, sha))  # last: the batch is done only when every shard is
+    # last: the batch is done only when every shard is; synced (docs/decisions.md#durable-writes)
+    write_json(receipt_path, receipt(batch, rels, sha), durable=True)
     lines.append(f"batch {batch.name}: {done} of {len(batch.shards)} shards computed, the rest complete")
     return "\n".join(lines) + "\n"
 
