@@ -27,6 +27,8 @@ onstart:
     # before any job (never in a dry run): cluster mode without SLURM stops here with one line; then the
     # progress line and the scheduler patch, each skipped with a warning line if Snakemake changed
     engine.at_start(workflow, PLAN.config)
+    # Ctrl-C and SIGTERM reach the in-process batches too (banditrepro/workflow/stop.py)
+    stop.install()
 
 
 rule all:

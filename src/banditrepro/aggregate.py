@@ -23,11 +23,16 @@ def t_quantile(n: int) -> float:
     return float(stdtrit(n - 1, 0.975)) if n > 1 else 0.0
 
 
+class CorruptRemoved(ReproError):
+    """A corrupt result file, deleted so the next run regenerates it (the only error that deletes)."""
+
+
 def _load_or_remove(load, path, what: str):
     """Load a result file; a corrupt one is deleted (so the next run regenerates it) and named in one line.
 
     Cells and summaries are workflow outputs: a missing one is simply rebuilt by the next
-    ``snakemake`` run, whereas a present-but-corrupt one would stop every run that reads it.
+    ``snakemake`` run, whereas a present-but-corrupt one would stop every run that reads it. Only bad bytes
+    (``CorruptFile``) delete: an I/O error or MemoryError (``cell.ReadFailure``) fails naming the file.
     """
     try:
         return load(path)
@@ -37,7 +42,8 @@ def _load_or_remove(load, path, what: str):
         except OSError as err:
             raise ReproError(f"corrupt {what} {path} ({exc.reason}); could not remove it ({err.strerror}): "
                              f"delete it and rerun snakemake to regenerate it") from None
-        raise ReproError(f"corrupt {what} {path} removed ({exc.reason}); rerun snakemake to regenerate it") from None
+        raise CorruptRemoved(f"corrupt {what} {path} removed ({exc.reason}); rerun snakemake to regenerate it") \
+            from None
 
 
 def _sidecar_walls(path: str | Path, block: dict) -> np.ndarray:

@@ -15,6 +15,7 @@ a block of one) with float32 curves.
 
 from __future__ import annotations
 
+import errno
 import json
 import platform
 import time
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from banditrepro import ReproError, __version__, algorithms
-from banditrepro.atomic import write_json, write_npz
+from banditrepro.atomic import fsync_dir, write_json, write_npz
 from banditrepro.grid import regret_grid
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
@@ -195,16 +196,20 @@ def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
 
 
 def write_shard(results: list[CellResult], path: str | Path, prepared_sha256: str | None = None) -> None:
-    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``). An older
+    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``), synced. An older
     ``.npz`` at ``path`` is removed before the new sidecar is written, so a write killed halfway never pairs
     the new sidecar with the old file (``shard_complete`` would take that for done)."""
     path = Path(path)
     side = shard_sidecar(results)
     if prepared_sha256 is not None:
         side["prepared_sha256"] = prepared_sha256
-    path.unlink(missing_ok=True)
-    write_json(path.with_suffix(".json"), side)
-    write_npz(path, shard_arrays(results))
+    if path.exists():  # a rewrite: the old .npz gone for good before the new sidecar lands
+        path.unlink()
+        fsync_dir(path.parent)
+    # durable (docs/decisions.md#durable-writes): both files' data synced; the directory once, after the .npz
+    # (both renames are in it), before the shard can count as complete
+    write_json(path.with_suffix(".json"), side, durable=True, sync_dir=False)
+    write_npz(path, shard_arrays(results), durable=True)
 
 
 def shard_complete(path: str | Path, prepared_sha256: str) -> bool:
@@ -243,12 +248,41 @@ class CorruptFile(ReproError):
         super().__init__(f"{self.path}: unreadable ({self.reason})")
 
 
+class ReadFailure(ReproError):
+    """A result file that could not be read for a reason other than its bytes (I/O error, no memory): the
+    job fails naming it, and nothing is deleted; the same command again reads it."""
+
+    def __init__(self, path: str | Path, exc: BaseException):
+        self.path = Path(path)
+        if isinstance(exc, OSError) and exc.errno:
+            from banditrepro.atomic import io_error_text
+
+            text = io_error_text(exc, path)
+        else:
+            text = f"{path}: could not be read ({type(exc).__name__}); nothing deleted"
+        super().__init__(f"{text}; run the same command again")
+
+
 _CELL_KEYS = ("grid", "run", "horizon", "base_seed", "algorithm", "instance", "params", "n_batches", "regret")
 
 
+def _unreadable(exc: BaseException) -> bool:
+    """Whether an error reading a file says nothing of its bytes: an I/O error of the system (EIO, ESTALE on
+    NFS, a file gone meanwhile) or no memory. EINVAL is a seek before the start: a truncated archive."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, OSError) and exc.errno is not None and exc.errno != errno.EINVAL
+
+
 def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if it cannot be read in full."""
-    if not Path(path).is_file():
+    """Every array of an ``.npz`` (0-d ones as scalars); ``CorruptFile`` if its bytes are bad (zip, format,
+    CRC, shape), a ``ReproError`` naming the file, not corruption, on an I/O error or MemoryError: only
+    corruption may delete a file (docs/decisions.md#only-corruption-deletes)."""
+    try:
+        found = Path(path).is_file()
+    except OSError as exc:
+        raise ReadFailure(path, exc) from None
+    if not found:
         raise ReproError(f"not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -258,6 +292,8 @@ def load_npz(path: str | Path, required: tuple[str, ...] = ()) -> dict[str, Any]
                 v = z[k]  # each z[k] decompresses the member again: read it once
                 out[k] = v.item() if v.ndim == 0 else v
     except Exception as exc:  # noqa: BLE001 -- whatever the bytes are, the answer is "this file is bad"
+        if _unreadable(exc):
+            raise ReadFailure(path, exc) from None
         raise CorruptFile(path, f"{type(exc).__name__}: {exc}") from None
     missing = [k for k in required if k not in out]
     if missing:

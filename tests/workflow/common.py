@@ -28,6 +28,34 @@ def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None, runner=None):
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+# A live holder of a shard's claim: acquires it as a batch does and renews it (banditrepro/workflow/
+# shard_claims.py) until SIGTERM, which releases it (as a stopped batch does); kill -9 leaves it to go stale.
+_HOLDER = """
+import signal, sys, time
+from banditrepro.workflow import shard_claims as sc
+shard, me = sys.argv[1], sc.Holder.me()
+assert sc.acquire(shard, lambda: False, me)
+signal.signal(signal.SIGTERM, lambda *a: (sc.release(shard, me), sys.exit(0)))
+print("held", flush=True)
+while True:
+    time.sleep(1)
+"""
+
+
+def hold_claim(shard) -> subprocess.Popen:
+    """A process holding ``shard``'s claim (renewed): a batch reaching that shard waits until it ends."""
+    p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(shard)], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert p.stdout.readline().strip() == "held", f"the claim holder did not start (exit {p.poll()})"
+    return p
+
+
+def end_holder(p: subprocess.Popen) -> None:
+    """SIGTERM: the holder releases its claim and exits."""
+    p.terminate()
+    p.wait(timeout=30)
+
+
 def job_counts(out: str) -> dict[str, int]:
     """The job-stats table of a dry run: rule -> count."""
     return {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines()

@@ -1,8 +1,8 @@
 """Helpers of the real-SLURM tests (tests/workflow/test_slurm*.py): a single-node SLURM, runs of the test
-config through a copy of profiles/slurm, faults injected from outside (scancel, a shrunk time limit, kill -9
-of the main process), and what tells them apart afterwards: the sbatch calls (a logging `sbatch` first on
-PATH), SLURM's job states (squeue keeps finished jobs MinJobAge = 300 s) and the shards log (one line per
-shard computed: shard, host, pid, SLURM job)."""
+config through a copy of profiles/slurm, faults injected from outside (scontrol requeue, a shrunk time limit,
+claims left by other hosts, kill -9 of the main process), and what tells them apart afterwards: the sbatch
+calls (a logging `sbatch` first on PATH), SLURM's job states (squeue keeps finished jobs MinJobAge = 300 s),
+the jobs' SLURM logs and the shards log (one line per shard computed: shard, host, pid, SLURM job)."""
 
 from __future__ import annotations
 
@@ -174,19 +174,39 @@ def planned_batches() -> dict[str, list[tuple[str, str]]]:
 
 
 def hold_claim(work: Path, shard: str) -> subprocess.Popen:
-    """A live process on this host holding ``shard``'s claim (workflow/shard_claims.py): a batch reaching
-    that shard waits for it, having finished the shards before it, until the holder dies."""
+    """A live process holding ``shard``'s claim (workflow/shard_claims.py), renewing it: a batch reaching that
+    shard waits for it, having finished the shards before it, until the holder ends (``end_holder``)."""
+    from tests.workflow.common import hold_claim as hold
+
+    return hold(work / shard)
+
+
+def end_holder(p: subprocess.Popen) -> None:
+    """SIGTERM: the holder releases its claim and exits (as a stopped batch does)."""
+    from tests.workflow.common import end_holder as end
+
+    end(p)
+
+
+def plant_claim(work: Path, shard: str, host: str, slurm_job: str | None = None, age: float = 0.0) -> None:
+    """A claim as a holder on ``host`` left it ``age`` seconds ago (file-system time) and no longer renews (a
+    run killed on another login node or in another container; a batch's run before SLURM requeued it)."""
     import json
-    import socket
     from dataclasses import asdict
 
-    from banditrepro.workflow.shard_claims import Holder, claim_path
+    from banditrepro.workflow.shard_claims import Holder, claim_path, fs_now
 
-    holder = subprocess.Popen(["sleep", "900"])
     claim = claim_path(work / shard)
     claim.parent.mkdir(parents=True, exist_ok=True)
-    claim.write_text(json.dumps(asdict(Holder(socket.gethostname(), holder.pid, None, time.time()))))
-    return holder
+    claim.write_text(json.dumps(asdict(Holder(host, 4242, slurm_job, time.time(), "planted"))))
+    left = fs_now(claim) - age
+    os.utime(claim, (left, left))
+
+
+def slurm_logs(work: Path) -> str:
+    """The SLURM logs of the run's jobs (--slurm-keep-successful-logs), concatenated."""
+    return "".join(p.read_text(errors="replace") for p in sorted((work / ".snakemake").rglob("*.log"))
+                   if "slurm_logs" in p.parts)
 
 
 def wait_for(predicate, timeout: float, what: str, poll: float = 0.1):

@@ -1,14 +1,12 @@
-"""A batch's body (banditrepro.workflow.batches.run_batch), what makes a shard complete (cell.shard_complete)
-and the shard claims (banditrepro.workflow.shard_claims): a killed batch resumes with the shards it had not
-finished, two batches never compute one shard at once, a dead holder's claim is taken over, the receipt is
-written last. In process, with a stand-in for the simulation."""
+"""A batch's body (banditrepro.workflow.batches.run_batch) and what makes a shard complete
+(cell.shard_complete): a killed batch resumes with the shards it had not finished, the receipt is written
+last, a stop request ends a batch before its next shard, a full disk is said as such. In process, with a
+stand-in for the simulation. The claims' leases: tests/workflow/test_shard_leases.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +15,7 @@ import pytest
 from banditrepro import ReproError
 from banditrepro.cell import shard_complete
 from banditrepro.layout import Layout
-from banditrepro.workflow import shard_claims
+from banditrepro.workflow import stop
 from banditrepro.workflow.batches import Batch, file_sha256, run_batch
 from banditrepro.workflow.config import apply_aliases, check_config
 from tests.workflow.common import ROOT
@@ -96,7 +94,7 @@ def test_a_rewrite_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, m
     monkeypatch.setattr(cell, "shard_sidecar", lambda results: {})
     monkeypatch.setattr(cell, "shard_arrays", lambda results: {})
 
-    def killed(path, arrays):
+    def killed(path, arrays, **durable):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cell, "write_npz", killed)
@@ -150,76 +148,55 @@ def test_a_re_derived_prepared_file_recomputes_exactly_its_shards(setup):
     assert json.loads(Path(receipt).read_text())["prepared_sha256"] == file_sha256(prepared)
 
 
-# --- claims ---------------------------------------------------------------------------------------------------
+def test_a_stop_request_ends_a_batch_before_its_next_shard_and_the_next_run_resumes(setup):
+    plan, batch, prepared, receipt = setup
+    calls = []
+    compute = fake_compute(calls)
 
-def dead_pid() -> int:
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
-    p.wait()
-    return p.pid
+    def then_stop(*args):  # Ctrl-C or SIGTERM while the second shard is computed
+        out = compute(*args)
+        if len(calls) == 2:
+            stop.request("SIGTERM")
+        return out
 
-
-def test_a_complete_shard_is_skipped_without_a_claim(tmp_path):
-    shard = tmp_path / "runs0-0.npz"
-    assert not shard_claims.acquire(shard, lambda: True)
-    assert not shard_claims.claim_path(shard).exists()
-
-
-def test_a_live_holder_is_waited_for_then_its_shard_is_skipped(tmp_path):
-    shard = tmp_path / "runs0-0.npz"
-    other = shard_claims.Holder(shard_claims.Holder.me().host, os.getppid(), None, shard_claims.time.time())
-    shard_claims.claim_path(shard).write_text(json.dumps(other.__dict__))
-    assert shard_claims.holder_alive(other)
-    waits = []
-
-    def sleep(seconds):  # the holder finishes while we wait: writes the shard, removes its claim
-        waits.append(seconds)
-        shard.write_bytes(b"npz")
-        shard_claims.release(shard)
-
-    assert not shard_claims.acquire(shard, shard.exists, sleep=sleep)
-    assert waits == [shard_claims.POLL_SECONDS]
+    try:
+        with pytest.raises(stop.Stopped, match="stopped on SIGTERM.*run the same command again"):
+            run_batch(plan, batch, prepared, receipt, then_stop)
+    finally:
+        stop.reset()
+    assert len(calls) == 2 and not Path(receipt).exists()
+    assert not list(Path(plan.layout.cells).rglob("*.claim*"))
+    rest = []
+    run_batch(plan, batch, prepared, receipt, fake_compute(rest))
+    assert rest == [plan.shard(*s) for s in batch.shards[2:]]
 
 
-def test_a_dead_holders_claim_is_taken_over(tmp_path):
-    shard = tmp_path / "runs0-0.npz"
-    me = shard_claims.Holder.me()
-    dead = shard_claims.Holder(me.host, dead_pid(), None, me.time)
-    shard_claims.claim_path(shard).write_text(json.dumps(dead.__dict__))
-    assert not shard_claims.holder_alive(dead)
-    assert shard_claims.acquire(shard, shard.exists, me=me, sleep=pytest.fail)
-    assert shard_claims.read_holder(shard_claims.claim_path(shard)) == me
-    assert [p.name for p in tmp_path.iterdir()] == ["runs0-0.npz.claim"]  # nothing left aside
-    # a claim cut short by a kill (unreadable) is a dead holder's too
-    shard_claims.claim_path(shard).write_text("{")
-    assert shard_claims.acquire(shard, shard.exists, me=me, sleep=pytest.fail)
+@pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT"])
+def test_a_full_disk_or_quota_is_said_in_one_line_never_as_an_algorithms_failure(setup, code):
+    import errno
+
+    plan, batch, prepared, receipt = setup
+
+    def full(algo, prepared, horizon, first, last, seed, out, sha):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), out)
+
+    with pytest.raises(ReproError) as err:
+        run_batch(plan, batch, prepared, receipt, full)
+    text = str(err.value)
+    assert "\n" not in text and "algorithm" not in text and "disk full or quota exceeded" in text, text
+    assert plan.shard(*batch.shards[0]) in text
+    assert not list(Path(plan.layout.cells).rglob("*.claim*"))
 
 
-def test_a_holder_elsewhere_is_alive_while_slurm_runs_its_job_or_its_claim_is_young():
-    me = shard_claims.Holder("here", 1, None, 10_000.0)
-    there = shard_claims.Holder("node7", 123, "42", 9_000.0)
-    now = lambda: 10_000.0  # noqa: E731
-    assert shard_claims.holder_alive(there, me, slurm_alive=lambda job: True, now=now)
-    assert not shard_claims.holder_alive(there, me, slurm_alive=lambda job: False, now=now)
-    # squeue cannot say: the claim's age decides
-    assert shard_claims.holder_alive(there, me, slurm_alive=lambda job: None, now=now)
-    old = shard_claims.Holder("node7", 123, None, 10_000.0 - shard_claims.MAX_AGE - 1)
-    assert not shard_claims.holder_alive(old, me, now=now)
+def test_the_receipt_is_written_durably_and_last(setup, monkeypatch):
+    from banditrepro.workflow import batches
 
-
-def test_squeue_answers_are_read_as_live_dead_or_unknown():
-    def run(answer, code=0, err=""):
-        return lambda *a, **k: SimpleNamespace(stdout=answer, returncode=code, stderr=err)
-
-    assert shard_claims.slurm_job_alive("1", run("RUNNING\n")) is True
-    assert shard_claims.slurm_job_alive("1", run("PENDING\n")) is True
-    assert shard_claims.slurm_job_alive("1", run("CANCELLED\n")) is False
-    assert shard_claims.slurm_job_alive("1", run("", 1, "slurm_load_jobs error: Invalid job id specified")) is False
-    assert shard_claims.slurm_job_alive("1", run("", 1, "cannot reach slurmctld")) is None
-
-    def missing(*a, **k):
-        raise FileNotFoundError("squeue")
-
-    assert shard_claims.slurm_job_alive("1", missing) is None
+    plan, batch, prepared, receipt = setup
+    writes = []
+    real = batches.write_json
+    monkeypatch.setattr(batches, "write_json", lambda path, obj, **kw: (writes.append((path, kw)), real(path, obj)))
+    run_batch(plan, batch, prepared, receipt, fake_compute([], receipt=receipt))
+    assert writes == [(receipt, {"durable": True})]
 
 
 # --- deprecated config keys -------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """What a user sees when a run stops, end to end in a copy of the finished paper-like run: a failed job's reason
-beside its failure line, and a Ctrl-C that ends with how to resume."""
+beside its failure line, a Ctrl-C that ends with how to resume, and a SIGTERM that stops a batch waiting on
+another's claim within seconds (workflow/stop.py), the next run resuming."""
 
+import json
 import re
 import signal
 import subprocess
@@ -11,7 +13,7 @@ import pytest
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.layout import Layout
 from banditrepro.workflow.progress import INTERRUPTED
-from tests.workflow.common import SNAKEMAKE, clone, smk
+from tests.workflow.common import SNAKEMAKE, clone, end_holder, hold_claim, smk
 
 pytestmark = pytest.mark.workflow
 
@@ -52,3 +54,41 @@ def test_ctrl_c_ends_with_how_to_resume(project, tmp_path):
     tail = [ln for ln in ("".join(lines) + err).splitlines() if ln.strip()]
     assert p.returncode != 0, tail[-5:]
     assert INTERRUPTED in tail[-1], tail[-10:]
+
+
+def test_sigterm_stops_a_run_waiting_on_a_live_claim_within_seconds_and_the_next_run_resumes(project, tmp_path):
+    """Snakemake answers SIGTERM with "Will exit after finishing currently running jobs"; a batch waiting for
+    a claim another process holds and renews would wait on (minutes, hours). It stops within seconds."""
+    copy = clone(project, tmp_path / "copy")
+    results = copy / "results"
+    receipt = sorted((results / "batches").glob("*.json"))[0]
+    shard = next((results / "cells").glob(f"seed*/{json.loads(receipt.read_text())['shards'][0]}"))
+    shard.unlink()
+    receipt.unlink()
+    target = str(receipt.relative_to(copy))  # asked for: its batch runs again and meets the claim
+    holder = hold_claim(shard)
+    try:
+        p = subprocess.Popen([*SNAKEMAKE, "-s", str(copy / "Snakefile"), "--configfile", "paper.yaml", "--cores",
+                              "2", target], cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines, deadline = [], time.monotonic() + 300
+        while time.monotonic() < deadline:
+            line = p.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "waiting for host" in line:
+                break
+        assert any("waiting for host" in ln and f"pid {holder.pid}" in ln for ln in lines), "".join(lines)[-3000:]
+        sent = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        took = time.monotonic() - sent
+        assert p.returncode != 0 and took < 20, (took, err[-3000:])
+        assert "stopped on SIGTERM" in err, err[-3000:]
+        assert not shard.exists() and not receipt.exists()
+    finally:
+        end_holder(holder)
+    r = smk("--configfile", "paper.yaml", "--cores", "2", target, cwd=copy)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert shard.is_file() and receipt.is_file()
+    print(f"SIGTERM while waiting on a claim: the run ended {took:.1f} s later; the next run resumed")

@@ -1,9 +1,13 @@
 """The test config through profiles/slurm on a real single-node SLURM, with the faults a cluster brings.
 
-One cluster run carries three faults in turn, injected from outside as a cluster would (ci/slurm/, root).
-The two largest batches are held after KEPT shards (a live process holds the claim of the next one), then:
-(a) the first is cancelled (`scancel`); (b) the second, stuck like a batch on a slow node, gets its time
-limit shrunk to 1 minute (`scontrol update TimeLimit=1`), so SLURM ends it TIMEOUT; (c) as soon as
+One cluster run carries the faults in turn, injected from outside as a cluster would (ci/slurm/, root). The
+two largest batches are held after KEPT shards (a live process holds and renews the claim of the next one),
+then: (a) the first is requeued (`scontrol requeue`: SLURM runs it again under the same job id, as after a
+preemption or a node failure) with, on its next shard, a claim its "previous run on another node" left, not
+renewed: it resumes and takes that claim over within a minute (docs/decisions.md#shard-leases); (b) the
+second, stuck like a batch on a slow node, gets its time limit shrunk to 1 minute (`scontrol update
+TimeLimit=1`), so SLURM ends it TIMEOUT (SIGTERM, then SIGKILL: what `scancel` does too, so this one fault
+stands for both); its retry meets a claim a run on another login node left and takes it over; (c) as soon as
 Snakemake has resubmitted it, the main Snakemake process is killed (`kill -9`) while its job is queued or
 running, and README's recovery is run: `snakemake --unlock`, then the same command. Then (d) the same
 command with `-R prepare_dataset`, and a local run in the same folder. Every step is checked against a
@@ -27,6 +31,9 @@ pytestmark = pytest.mark.workflow
 
 
 KEPT = 5  # shards a faulted batch finishes before it is stuck (at the claim of its 6th shard)
+# age of the claim the requeued batch's earlier run left (seconds): it goes stale (STALE = 60 s) soon after the
+# requeued job starts, which keeps the step short; a claim left just now would cost a minute more
+REQUEUE_AGE = 45
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +47,10 @@ def faulted_run(slurm_cluster, tmp_path_factory):
     # largest batches are made to stop after KEPT shards instead, at a shard whose claim a live process on
     # this host holds (as an orphan job of a killed run would): the batch finished KEPT shards and waits.
     plan = h.planned_batches()
-    cancelled_batch, slow_batch = sorted(plan, key=lambda b: -len(plan[b]))[:2]
-    holders = {b: h.hold_claim(work, plan[b][KEPT][0]) for b in (cancelled_batch, slow_batch)}
+    requeued_batch, slow_batch = sorted(plan, key=lambda b: -len(plan[b]))[:2]
+    holders = {b: h.hold_claim(work, plan[b][KEPT][0]) for b in (requeued_batch, slow_batch)}
+    # left by a run on another login node, never renewed: the slow batch's retry meets it
+    h.plant_claim(work, plan[slow_batch][KEPT + 1][0], "login-2")
     before = {j["id"] for j in h.squeue(env)}
     start = time.monotonic()
     first_log = base / "first-run.log"
@@ -57,17 +66,26 @@ def faulted_run(slurm_cluster, tmp_path_factory):
         def state_is(job, state):
             return lambda: h.job_state(env, job) == state
 
-        # (a) scancel of a running batch that finished KEPT shards; its claim's holder then ends
-        cancelled = h.wait_for(lambda: stuck_job(cancelled_batch), 180, "a batch to finish some shards")
-        h.slurm(env, "scancel", cancelled)
-        h.wait_for(state_is(cancelled, "CANCELLED"), 60, "the cancelled job to end", poll=0.5)
-        h.kill9(holders[cancelled_batch])
+        # (a) requeue of a running batch that finished KEPT shards. Its next shard holds the claim its run
+        # before the requeue left on another node, named by the same SLURM job id, last renewed REQUEUE_AGE
+        # seconds ago (a preemption, then SLURM's requeue); the holder of its stuck shard then ends. SLURM
+        # delays a requeued job's start (~150 s here): set it to now, not our point.
+        requeued = h.wait_for(lambda: stuck_job(requeued_batch), 180, "a batch to finish some shards")
+        h.plant_claim(work, plan[requeued_batch][KEPT + 1][0], "node-before-requeue", requeued, REQUEUE_AGE)
+        h.slurm(env, "scontrol", "requeue", requeued)
+        requeued_at = time.monotonic()
+        h.wait_for(state_is(requeued, "PENDING"), 60, "the requeued job to be pending", poll=0.5)
+        h.slurm(env, "scontrol", "update", f"JobId={requeued}", "StartTime=now")
+        h.end_holder(holders[requeued_batch])
         # (b) a batch stuck like on a slow node, its time limit shrunk to 1 minute: SLURM ends it TIMEOUT
         # 60-90 s after its start (slurmctld checks limits every 30 s)
         slow = h.wait_for(lambda: stuck_job(slow_batch), 180, "a second batch to finish some shards")
         h.slurm(env, "scontrol", "update", f"JobId={slow}", "TimeLimit=1")
         h.wait_for(state_is(slow, "TIMEOUT"), 150, "the job to reach its time limit", poll=1)
-        h.kill9(holders[slow_batch])
+        h.end_holder(holders[slow_batch])
+        # the requeued batch, under its own job id, done well before its limit
+        h.wait_for(state_is(requeued, "COMPLETED"), 240, "the requeued job to complete", poll=1)
+        requeued_took = time.monotonic() - requeued_at
         # (c) kill -9 of the main process once it has resubmitted the timed-out batch
         h.wait_for(lambda: sum(h.batch_of(s["comment"]) == slow_batch for s in h.submissions(env)) >= 2, 120,
                    "the batch killed at its time limit to be resubmitted", poll=0.2)
@@ -85,8 +103,10 @@ def faulted_run(slurm_cluster, tmp_path_factory):
     out = first_log.read_text() + r.stdout + r.stderr
     took = time.monotonic() - start
     assert r.returncode == 0, f"the run after kill -9 failed (exit {r.returncode}):\n{out[-6000:]}"
-    print(f"faulted SLURM run (scancel, time limit, kill -9, --unlock, same command): {took:.0f} s")
-    return {"work": work, "env": env, "out": out, "cancelled": cancelled, "cancelled_batch": cancelled_batch,
+    print(f"faulted SLURM run (requeue, time limit, claims of other hosts, kill -9, --unlock, same command): "
+          f"{took:.0f} s")
+    return {"work": work, "env": env, "out": out, "requeued": requeued, "requeued_batch": requeued_batch,
+            "requeued_took": requeued_took,
             "slow": slow, "slow_batch": slow_batch, "live_at_kill": live, "killed_at": killed_at,
             "locked": locked, "submissions": h.submissions(env), "before": before, "cmd": cmd}
 
@@ -112,20 +132,33 @@ def test_only_the_simulation_batches_went_through_sbatch(faulted_run):
     assert {"fetch_raw", "prepare_dataset", "summarize_cell", "figure", "claims", "report_md"} <= local
 
 
-def test_a_cancelled_batch_keeps_its_shards_and_its_retry_computes_only_the_rest(faulted_run):
-    run, batch = faulted_run, faulted_run["cancelled_batch"]
-    assert h.job_state(run["env"], run["cancelled"]) == "CANCELLED"
+def test_a_requeued_batch_resumes_under_its_job_id_and_takes_its_old_claim_over_within_a_minute(faulted_run):
+    """Before leases, the requeued job found a claim naming its own SLURM job, which squeue called RUNNING
+    (itself), and waited until its time limit; each requeue burned an attempt."""
+    run, batch = faulted_run, faulted_run["requeued_batch"]
+    assert h.job_state(run["env"], run["requeued"]) == "COMPLETED"
     shards = h.receipts(run["work"])[batch]
-    kept = computed_by(run, job=run["cancelled"])
-    assert len(kept) == KEPT < len(shards)
-    # the rest, and only the rest, computed by the batch's other submissions
-    assert sorted(computed_by(run, batch=batch)) == sorted(shards)
+    assert sorted(computed_by(run, job=run["requeued"])) == sorted(computed_by(run, batch=batch)) == sorted(shards)
     tries = [s for s in run["submissions"] if h.batch_of(s["comment"]) == batch]
-    assert len(tries) >= 2 and tries[1]["minutes"] == 2 * tries[0]["minutes"], tries
-    print(f"scancel: {len(kept)} of {len(shards)} shards kept, {len(shards) - len(kept)} computed by the retry")
+    assert tries[0]["id"] == run["requeued"]
+    # the old claim taken over once stale (STALE = 60 s after it was last renewed), the batch done far within
+    # its limit; before leases it waited for its limit
+    assert run["requeued_took"] < 60 * min(tries[0]["minutes"], 3), run["requeued_took"]
+    assert "took over the claim of host node-before-requeue" in h.slurm_logs(run["work"])
+    print(f"requeue: done {run['requeued_took']:.0f} s after `scontrol requeue` (limit {tries[0]['minutes']} min)")
+
+
+def test_a_claim_left_by_another_host_is_taken_over(faulted_run):
+    """A run killed on another login node (or container) left a claim no one renews: not waited for 6 hours
+    (the old MAX_AGE), taken over once a minute old."""
+    run = faulted_run
+    logs = h.slurm_logs(run["work"])
+    assert "took over the claim of host login-2" in logs, logs[-3000:]
 
 
 def test_a_batch_killed_at_its_time_limit_retries_with_twice_the_limit(faulted_run):
+    """SLURM ends a job at its limit as `scancel` does (SIGTERM, SIGKILL after KillWait): kept shards, a retry
+    computing only the rest, with twice the limit."""
     run, batch = faulted_run, faulted_run["slow_batch"]
     assert h.job_state(run["env"], run["slow"]) == "TIMEOUT"
     shards = h.receipts(run["work"])[batch]

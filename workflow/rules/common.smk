@@ -18,6 +18,7 @@ from banditrepro.workflow import (
     engine,
     jobs,
     software,
+    stop,
 )
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan

@@ -113,10 +113,19 @@ def receipt(batch: Batch, relpaths, prepared_sha256: str) -> dict:
     return {"batch": batch.name, "prepared_sha256": prepared_sha256, "shards": list(relpaths)}
 
 
+def io_failure(exc: OSError, what) -> ReproError | None:
+    """One line for an I/O error (disk full, quota, EIO, ESTALE ...) naming the file: never taken for a
+    kernel's failure (docs/decisions.md#only-corruption-deletes). None for an OSError without an errno."""
+    from banditrepro.atomic import io_error_text
+
+    return ReproError(io_error_text(exc, what)) if exc.errno else None
+
+
 def run_batch(plan, batch: Batch, prepared: str, receipt_path: str, compute=None) -> str:
     """The batch body: every shard of ``batch`` not complete, computed in order under its claim; then the
     receipt. ``compute(algo_id, prepared, horizon, first, last, base_seed, out, prepared_sha256)`` writes a
-    shard (cell.simulate_shard). Returns the job log's text."""
+    shard (cell.simulate_shard). Returns the job log's text. A stop request (Ctrl-C, SIGTERM: workflow/stop.py)
+    ends it before its next shard, or at once while it waits for a claim."""
     from banditrepro.cell import shard_complete, simulate_shard
     from banditrepro.workflow import shard_claims
 
@@ -134,15 +143,21 @@ def run_batch(plan, batch: Batch, prepared: str, receipt_path: str, compute=None
             results = compute(algo, prepared, int(horizon[1:]), first, last, plan.config["base_seed"], path, sha)
         except ReproError:
             raise
+        except OSError as exc:
+            raise (io_failure(exc, exc.filename or path) or _kernel_failure(algo, cell, first, last, exc)) from None
         except Exception as exc:  # a kernel that raises (a plugin, a challenger): its job fails naming it
-            raise ReproError(f"algorithm {algo!r} failed on {cell} (runs {first}-{last}): "
-                             f"{type(exc).__name__}: {exc}") from None
+            raise _kernel_failure(algo, cell, first, last, exc) from None
         finally:
-            shard_claims.release(path)
+            shard_claims.release(path, me)
         shard_claims.log_computed(plan.layout.shards_log, rel, me)
         done += 1
         lines += [f"{rel}: computed"] + [f"  {r.describe()}" for r in results]
     rels = [plan.shard_relpath(*s) for s in batch.shards]
-    write_json(receipt_path, receipt(batch, rels, sha))  # last: the batch is done only when every shard is
+    # last: the batch is done only when every shard is; synced (docs/decisions.md#durable-writes)
+    write_json(receipt_path, receipt(batch, rels, sha), durable=True)
     lines.append(f"batch {batch.name}: {done} of {len(batch.shards)} shards computed, the rest complete")
     return "\n".join(lines) + "\n"
+
+
+def _kernel_failure(algo, cell, first, last, exc) -> ReproError:
+    return ReproError(f"algorithm {algo!r} failed on {cell} (runs {first}-{last}): {type(exc).__name__}: {exc}")

@@ -43,9 +43,10 @@ def simulate(plan, wildcards, input, output, log):
 def summarize(plan, wildcards, input, output, log):
     """A cell's summary from its shards (the plan's list; the inputs are the receipts of their batches). A
     shard gone or corrupt since the plan checked the receipts (docs/decisions.md#receipts-checked): its
-    batches' receipts are removed too, so the same command again computes that shard alone."""
+    batches' receipts are removed too, so the same command again computes that shard alone. An I/O error or
+    MemoryError deletes nothing (docs/decisions.md#only-corruption-deletes)."""
     from banditrepro import ReproError
-    from banditrepro.aggregate import write_summary
+    from banditrepro.aggregate import CorruptRemoved, write_summary
 
     runs = plan.runs_of(wildcards.dataset, wildcards.horizon, wildcards.algo)
     cell = cell_key(wildcards.dataset, int(wildcards.horizon), wildcards.algo)
@@ -58,8 +59,8 @@ def summarize(plan, wildcards, input, output, log):
                          "run the same command again to compute it")
     try:
         write_summary(paths, output[0], runs)
-    except ReproError:
-        plan.forget_batches_of([s for s, p in zip(shards, paths) if not Path(p).is_file()])  # corrupt: removed
+    except CorruptRemoved:  # only corruption deletes (docs/decisions.md#only-corruption-deletes)
+        plan.forget_batches_of([s for s, p in zip(shards, paths) if not Path(p).is_file()])
         raise
     return f"{runs} runs of {len(paths)} shards summarized\n"
 
