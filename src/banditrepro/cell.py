@@ -28,6 +28,7 @@ from banditrepro.grid import regret_grid
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator, instance_seed_sequence
+from banditrepro.warmup import kernel_lock
 
 
 @dataclass
@@ -120,7 +121,8 @@ def run_cells(algorithm: str, params: dict[str, Any] | None, instance, horizon: 
             # Load (or compile) the kernel on a 1-step problem first, with a throwaway generator, so the
             # wall time reported is the simulation's alone; the runs' own streams are untouched.
             start = time.perf_counter()
-            spec.run(case, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
+            with kernel_lock(algorithm):  # a warm-up process compiling it: wait, then load its cache
+                spec.run(case, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
             load = time.perf_counter() - start
         rng = cell_generator(base_seed, case.name, run)
         start, cpu_start = time.perf_counter(), time.thread_time()

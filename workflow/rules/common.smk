@@ -21,6 +21,7 @@ from banditrepro.workflow import (
     scheduler,
     software,
 )
+from banditrepro import warmup
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 
