@@ -25,10 +25,10 @@ import numpy as np
 from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
+from banditrepro.kernel_cache import kernel_lock
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator, instance_seed_sequence
-from banditrepro.warmup import kernel_lock
 
 
 @dataclass

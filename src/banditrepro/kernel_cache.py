@@ -1,7 +1,7 @@
 """A numba cache that survives a fresh clone or a moved folder (docs/decisions.md#kernel-cache).
 
 numba files a module's compiled kernels under a folder named by a hash of the module's absolute folder, so a
-clone elsewhere, a renamed checkout or a temporary copy compiles every kernel again (about 35 CPU-s for the
+clone elsewhere, a renamed checkout or a temporary copy compiles every kernel again (about 30 CPU-s for the
 built-in kernels). ``ContentKeyedLocator`` files them under the module's dotted name and a hash of its
 bytes instead: the same source compiled anywhere finds the same cache, and an edited one gets a new folder.
 
@@ -13,6 +13,7 @@ failure.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import warnings
@@ -102,3 +103,31 @@ class ContentKeyedLocator:
             if found is not None:
                 return found
         return None
+
+
+@contextlib.contextmanager
+def kernel_lock(algorithm: str):
+    """Held while ``algorithm``'s kernel is loaded or compiled, across processes and threads; one lock per
+    module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``)."""
+    from banditrepro.algorithms.builtin import MODULES
+
+    name = MODULES.get(algorithm, algorithm)
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: each process compiles on its own, as numba does by default
+        fcntl = None
+    if not folder or fcntl is None:
+        yield
+        return
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd = os.open(os.path.join(folder, f"compile-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield  # a read-only cache: numba will not cache either
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock

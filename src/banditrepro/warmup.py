@@ -1,22 +1,21 @@
 """Compile the config's kernels beside the first run's downloads and preparation (docs/decisions.md#kernel-cache).
 
-A first run compiles every kernel it uses (about 35 CPU-s). Compiled in the jobs' threads, inside the one
+A first run compiles every kernel it uses (about 30 CPU-s: 28 measured in one process). Compiled in the jobs' threads, inside the one
 Snakemake process, compilations queue behind each other (numba compiles one function at a time per process)
 and behind the GIL, on about one core. ``start`` (the Snakefile's ``onstart``) launches instead a few
 background processes (``python -m banditrepro.warmup``) that compile the kernels of the config's algorithms
 into the shared cache, side by side with the data jobs.
 
 A job needing a kernel and a warm-up process compiling it must not both compile: each holds the kernel's
-lock (``kernel_lock``, a ``flock`` on a file in the cache folder) while it loads or compiles, so whoever comes
-second loads what the first cached. On a warm cache the warm-up loads and exits within about a second per
-process; nothing waits for it, and a failed warm-up costs only the compile it did not do. Only the kernels'
-types matter: the warm-up runs each algorithm for one step on a small instance of its kind, whose arrays
-have the types of every prepared instance (read-only float64, C order).
+lock (``kernel_cache.kernel_lock``, a ``flock`` on a file in the cache folder) while it loads or compiles,
+so whoever comes second loads what the first cached. With every module's kernels cached (a warm run) nothing is
+launched; nothing waits for a warm-up either, and a failed one costs only the compile it did not do. Only
+the kernels' types matter: the warm-up runs each algorithm for one step on a small instance of its kind, whose
+arrays have the types of every prepared instance (read-only float64, C order).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -25,34 +24,6 @@ from pathlib import Path
 # the warm-up's own instances: a Condorcet matrix and Bernoulli arms, as every prepared dataset is one of these
 _MATRIX = [[0.5, 0.6, 0.7], [0.4, 0.5, 0.6], [0.3, 0.4, 0.5]]
 _MEANS = [0.9, 0.5, 0.1]
-
-
-@contextlib.contextmanager
-def kernel_lock(algorithm: str):
-    """Held while ``algorithm``'s kernel is loaded or compiled, across processes and threads; one lock per
-    module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``)."""
-    from banditrepro.algorithms.builtin import MODULES
-
-    name = MODULES.get(algorithm, algorithm)
-    folder = os.environ.get("NUMBA_CACHE_DIR")
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: each process compiles on its own, as numba does by default
-        fcntl = None
-    if not folder or fcntl is None:
-        yield
-        return
-    try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, f"compile-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        yield  # a read-only cache: numba will not cache either
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def compile_algorithm(algo_id: str) -> None:
