@@ -1,6 +1,6 @@
 """Compile the config's kernels beside the first run's downloads and preparation (docs/decisions.md#kernel-cache).
 
-A first run compiles every kernel it uses (about 30 CPU-s: 28 measured in one process). Compiled in the jobs' threads, inside the one
+A first run compiles every kernel it uses (about 30 CPU-s). Compiled in the jobs' threads, inside the one
 Snakemake process, compilations queue behind each other (numba compiles one function at a time per process)
 and behind the GIL, on about one core. ``start`` (the Snakefile's ``onstart``) launches instead a few
 background processes (``python -m banditrepro.warmup``) that compile the kernels of the config's algorithms
