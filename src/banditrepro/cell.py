@@ -25,7 +25,6 @@ import numpy as np
 from banditrepro import ReproError, __version__, algorithms
 from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
-from banditrepro.kernel_cache import kernel_lock
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator, instance_seed_sequence
@@ -121,8 +120,7 @@ def run_cells(algorithm: str, params: dict[str, Any] | None, instance, horizon: 
             # Load (or compile) the kernel on a 1-step problem first, with a throwaway generator, so the
             # wall time reported is the simulation's alone; the runs' own streams are untouched.
             start = time.perf_counter()
-            with kernel_lock(algorithm):  # a warm-up process compiling it: wait, then load its cache
-                spec.run(case, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
+            spec.run(case, 1, tab, grid[:1], np.random.default_rng(0), **resolved)
             load = time.perf_counter() - start
         rng = cell_generator(base_seed, case.name, run)
         start, cpu_start = time.perf_counter(), time.thread_time()

@@ -90,3 +90,8 @@ def test_nothing_launched_on_a_cluster_on_one_core_or_a_warm_cache(tmp_path, mon
 def test_algorithms_ordered_by_their_runs():
     plan = SimpleNamespace(cell_runs={"a/T10/rucb": 20, "b/T10/rucb": 20, "a/T10/c2b": 100, "a/T10/btm": 20})
     assert warmup.algorithm_ids(plan) == ["c2b", "rucb", "btm"]
+
+
+def test_preload_leaves_errors_to_the_shards(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    warmup.preload(["no-such-algorithm", "rucb+alpha=oops"])  # the batch's shards report these, naming the cell
