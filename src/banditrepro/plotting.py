@@ -155,8 +155,8 @@ def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
         fig.tight_layout(rect=rect)
     if tight:
         # tight_layout leaves a placeholder layout engine, for which every savefig draws the whole figure once
-        # more before drawing it for real; the layout is final here, so each format draws once (a third of a
-        # figure job's CPU; docs/performance.md#figures)
+        # more before drawing it for real; the layout is final here, so each format draws once (same bytes;
+        # docs/performance.md#first-run-and-pipeline-cpu-against-kernel-cpu-issue-31)
         fig.set_layout_engine(None)
     for path, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(path) as tmp:
