@@ -95,3 +95,16 @@ def test_algorithms_ordered_by_their_runs():
 def test_preload_leaves_errors_to_the_shards(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     warmup.preload(["no-such-algorithm", "rucb+alpha=oops"])  # the batch's shards report these, naming the cell
+
+
+def test_on_start_without_cores_launches_nothing(tmp_path, monkeypatch):
+    class NoCores:
+        @property
+        def cores(self):
+            raise RuntimeError("Workflow requires a total number of cores to be defined")
+
+    plan = SimpleNamespace(config={"batch_minutes": None}, cell_runs={"six-rankers/T1000/rucb": 20},
+                           data_log=lambda kind, name: f"logs/{kind}/{name}.log")
+    monkeypatch.setattr(warmup, "start", lambda *a: ["launched"])
+    assert warmup.on_start(plan, NoCores()) == []
+    assert warmup.on_start(plan, SimpleNamespace(cores=2)) == ["launched"]
