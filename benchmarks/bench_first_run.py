@@ -119,14 +119,16 @@ def main() -> int:
     ap.add_argument("--snakemake-args", default="", help="extra arguments, e.g. \"--config runs=2\"")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", action="store_true", help="keep the copy and its caches")
+    ap.add_argument("--cache", type=Path, help="an existing cache folder (XDG_CACHE_HOME) instead of an empty one:"
+                    " a new clone on a machine that ran the project before, in another folder")
     ap.add_argument("--per-kernel", action="store_true",
                     help="then compile every cell's kernel again into an empty cache, one process, CPU-s each")
     args = ap.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="banditrepro-first-", dir=args.workdir))
-    copy, cache = base / "project", base / "cache"
+    copy, cache = base / "project", (args.cache.resolve() if args.cache else base / "cache")
     fresh_copy(copy)
-    cache.mkdir()
+    cache.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     env.update(XDG_CACHE_HOME=str(cache), PYTHONPATH=str(copy / "src"), PYTHONDONTWRITEBYTECODE="")
     extra = shlex.split(args.snakemake_args)
