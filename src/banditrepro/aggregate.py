@@ -10,9 +10,10 @@ import numpy as np
 from banditrepro import ReproError
 from banditrepro.atomic import write_npz
 from banditrepro.cell import SHARED_KEYS, CorruptFile, load_npz, load_runs
+from banditrepro.shardformat import FORMAT_KEY, half_index, is_curve
 
 # numpy's npz loader returns metric curves under their metric names; these keys are bookkeeping
-_META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "instance", "params"}
+_META = {"grid", "n_batches", "run", "horizon", "base_seed", "algorithm", "instance", "params", FORMAT_KEY}
 
 
 def t_quantile(n: int) -> float:
@@ -65,6 +66,9 @@ def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.
     loaded.sort(key=lambda bp: int(bp[0]["run"][0]))
     first = loaded[0][0]
     for b, p in loaded:
+        if b[FORMAT_KEY] != first[FORMAT_KEY]:  # float32 and float64 curves never meet in one summary
+            raise ReproError(f"summarize: {p} is of shard format {b[FORMAT_KEY]}, {loaded[0][1]} of format "
+                             f"{first[FORMAT_KEY]}: recompute the older files (docs/decisions.md#shard-format)")
         for key in ("algorithm", "instance", "horizon", "params"):
             if b[key] != first[key]:
                 raise ReproError(f"summarize: {p} has {key}={b[key]!r}, expected {first[key]!r}")
@@ -95,12 +99,19 @@ def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.
     # a generative dataset's per-run instance (cell.run_cell): kept per run, in the order of the *_final arrays
     for key in (k for k in first if k.startswith("instance_")):
         out[key] = stacked[key]
-    metrics = [k for k in first if "regret" in k and not k.startswith("final_") and k not in _META]
+    metrics = [k for k in first if is_curve(k) and k not in _META]
     # R(T/2) per run (the curve at the last grid point ≤ T/2): the claims' "late share" needs it, and the
     # summary is the claims job's declared input (cells are not)
-    half = int(np.searchsorted(first["grid"], first["grid"][-1] // 2, side="right")) - 1
+    half = half_index(first["grid"])
     for m in metrics:
-        curves = stacked[m]  # (runs, grid)
+        curves = np.asarray(stacked[m], dtype=np.float64)  # (runs, grid); float32 in format 2, added in float64
+        # R(T) and R(T/2) as the kernel added them (float64, stored per run): every column's statistics are
+        # computed on that column alone, so these two columns are exactly those of float64 curves
+        # (docs/decisions.md#shard-format)
+        if f"final_{m}" in stacked:
+            curves[:, -1] = stacked[f"final_{m}"]
+        if f"half_{m}" in stacked and half >= 0:
+            curves[:, half] = stacked[f"half_{m}"]
         mean = curves.mean(axis=0)
         se = curves.std(axis=0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(mean)
         out[f"{m}_mean"] = mean

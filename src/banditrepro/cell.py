@@ -6,9 +6,11 @@ scheduling; wall time and package versions go to a JSON sidecar beside each file
 - a *run file* (``write_cell``; ``banditrepro cell``): one run, every array as ``CellResult.arrays``;
 - a *shard* (``write_shard``; the workflow's files): runs first..last of one cell, each per-run array
   stacked along a leading run axis (``run``, ``n_batches``, curves, finals, drawn instances), the arrays
-  every run shares (grid, horizon, base seed, algorithm, instance, params) stored once.
+  every run shares (grid, horizon, base seed, algorithm, instance, params, format) stored once.
 
-``load_runs`` reads either as a block of runs (a run file is a block of one).
+Curves are float32, R(T) and R(T/2) float64 beside them, and a shard's curves are delta-encoded
+(``shardformat``, docs/decisions.md#shard-format). ``load_runs`` reads either as a block of runs (a run file is
+a block of one) with float32 curves.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from banditrepro.grid import regret_grid
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
 from banditrepro.seeds import cell_generator, instance_seed_sequence
+from banditrepro.shardformat import FORMAT_KEY, SHARD_FORMAT, decode_curves, encode_curves, half_index, is_curve
 
 
 @dataclass
@@ -58,11 +61,14 @@ class CellResult:
         arrays = {"grid": self.grid, "n_batches": np.int64(self.n_batches), "run": np.int64(self.run),
                   "horizon": np.int64(self.horizon), "base_seed": np.int64(self.base_seed),
                   "algorithm": np.str_(self.algorithm), "instance": np.str_(self.instance),
-                  "params": np.str_(json.dumps(self.params, sort_keys=True))}
+                  "params": np.str_(json.dumps(self.params, sort_keys=True)), FORMAT_KEY: np.int64(SHARD_FORMAT)}
         arrays.update(self.drawn)
+        half = half_index(self.grid)
         for metric, curve in self.curves.items():
-            arrays[metric] = curve
+            # float32 curves for the figures; the values claims read stay float64 (docs/decisions.md#shard-format)
+            arrays[metric] = np.asarray(curve, dtype=np.float32)
             arrays[f"final_{metric}"] = np.float64(curve[-1])
+            arrays[f"half_{metric}"] = np.float64(curve[half] if half >= 0 else 0.0)
         return arrays
 
     def sidecar(self) -> dict[str, Any]:
@@ -158,7 +164,7 @@ def simulate_to_file(algorithm_id: str, prepared: str | Path, horizon: int, run:
 
 
 # arrays every run of a cell shares: stored once in a shard; every other array is per run
-SHARED_KEYS = ("grid", "horizon", "base_seed", "algorithm", "instance", "params")
+SHARED_KEYS = ("grid", "horizon", "base_seed", "algorithm", "instance", "params", FORMAT_KEY)
 
 
 def shard_arrays(results: list[CellResult]) -> dict[str, np.ndarray]:
@@ -171,6 +177,8 @@ def shard_arrays(results: list[CellResult]) -> dict[str, np.ndarray]:
     for key in first:
         if key not in SHARED_KEYS:
             out[key] = np.stack([np.asarray(a[key]) for a in per_run])
+            if is_curve(key):
+                out[key] = encode_curves(out[key])
     return out
 
 
@@ -261,15 +269,22 @@ def load_runs(path: str | Path) -> dict[str, Any]:
     """A run file or a shard as a block of runs: the shared arrays, and every per-run array with a leading
     run axis (``run`` is then a 1-d array). ``CorruptFile`` if it cannot be read or does not fit together."""
     block = load_npz(path, _CELL_KEYS)
+    block.setdefault(FORMAT_KEY, 1)  # written before formats were recorded: float64 curves
+    if block[FORMAT_KEY] not in (1, SHARD_FORMAT):  # not corrupt, so not to be deleted: from another version
+        raise ReproError(f"{path}: shard format {block[FORMAT_KEY]}, this version reads 1 and {SHARD_FORMAT}")
     if np.ndim(block["run"]) == 0:  # a run file: a block of one
         block = {k: (v if k in SHARED_KEYS else np.asarray(v)[None]) for k, v in block.items()}
+    elif block[FORMAT_KEY] == SHARD_FORMAT:  # a shard of format 2: delta-encoded curves
+        try:
+            block.update({k: decode_curves(v) for k, v in block.items() if is_curve(k)})
+        except ValueError as exc:
+            raise CorruptFile(path, str(exc)) from None
     grid = np.asarray(block["grid"])
     runs = np.asarray(block["run"])
     if grid.ndim != 1 or grid.size == 0 or runs.ndim != 1 or runs.size == 0:
         raise CorruptFile(path, "no runs or no grid")
     bad = [k for k, v in block.items() if k not in SHARED_KEYS and np.shape(v)[:1] != runs.shape]
-    bad += [k for k, v in block.items() if "regret" in k and not k.startswith("final_")
-            and np.shape(v) != (runs.size, grid.size)]
+    bad += [k for k, v in block.items() if is_curve(k) and np.shape(v) != (runs.size, grid.size)]
     if bad:
         raise CorruptFile(path, f"arrays {sorted(set(bad))} do not match its runs and grid")
     return block

@@ -18,11 +18,6 @@ from pathlib import Path
 
 from banditrepro import ReproError, jobsize
 
-# Per-run bytes of a shard: 8 bytes per grid point per regret curve, compressed to ~0.6 (measured on the test
-# config's shards: 0.25-0.64 of the raw size), plus a few hundred bytes of its share of the file's zip and
-# sidecar. The curves are the instance's metrics: 5 for a dueling instance, 1 for a multi-armed one.
-COMPRESSION = 0.6
-CURVES = {"duel": 5, "mab": 1}
 # files besides the shards: a summary writes its .npz, its log and Snakemake's record of it; a figure its
 # five outputs, a log and five records; claims, run-time table and report a handful
 SUMMARY_FILES = 3
@@ -30,12 +25,21 @@ FIGURE_FILES = 11
 FINAL_FILES = 12
 
 
+# A run's bytes in a shard, per shard format and instance kind: (bytes per grid point, for all the instance's
+# curves together: 5 for a dueling instance, 1 for a multi-armed one; bytes besides: finals, halves, run index,
+# batches, a drawn instance, the run's share of the zip and sidecar), measured on the default config's 196 shards
+# (docs/performance.md#shard-bytes). Kept here, not in the format's module: a new measurement recomputes no shard.
+SHARD_BYTES = {2: {"duel": (1.63, 330.0), "mab": (0.46, 370.0)}}
+
+
 def bytes_per_run(algo: str, horizon: int) -> float:
+    """A run's share of its shard's bytes in the current shard format (``SHARD_BYTES``)."""
     from banditrepro import algorithms
     from banditrepro.grid import regret_grid
+    from banditrepro.shardformat import SHARD_FORMAT
 
-    curves = CURVES[algorithms.get(algo.split("+")[0]).problem]
-    return 8 * len(regret_grid(horizon)) * curves * COMPRESSION + 300
+    per_point, per_run = SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
+    return per_point * len(regret_grid(horizon)) + per_run
 
 
 def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
