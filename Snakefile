@@ -28,6 +28,7 @@ onstart:
     cluster.check_submit_host(config)
     progress.attach(workflow)
     scheduler.coalesce_reevaluation_timers(workflow.scheduler)
+    scheduler.data_jobs_first(workflow.scheduler)
     # kernels not cached yet compile in background processes beside the data jobs (a first run)
     warmup.on_start(PLAN, workflow)
 
