@@ -46,8 +46,9 @@ def data_jobs_first(scheduler) -> bool:
 
     With ``scheduler-subsample`` a pass looks at 10 random ready jobs; once a few datasets are prepared, the
     remaining fetches and preparations are a few among a hundred ready batches: in a measured first run the last
-    one ended 232 s after the start (13 s with this change). Data jobs take about a second each. Offering them alone while any is ready starts them at the next free core; the set a pass sees
-    is empty exactly when the ready set is. False (nothing patched) if Snakemake's internals differ.
+    one ended 232 s after the start (13 s with this change). Data jobs take about a second each. Offering them
+    alone while any is ready starts them at the next free core; the set a pass sees is empty exactly when the
+    ready set is. False (nothing patched) if Snakemake's internals differ.
     """
     cls = type(scheduler)
     prop = getattr(cls, "open_jobs", None)
