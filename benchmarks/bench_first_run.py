@@ -140,6 +140,8 @@ def main() -> int:
         extra += mirror
     try:
         first = run(copy, env, args.cores, extra)
+        for log in (copy / ".snakemake/log").glob("*.log"):  # every job's finish time, for --keep
+            shutil.copy2(log, base / f"first-{log.name}")
         shutil.rmtree(copy / "results")
         shutil.rmtree(copy / ".snakemake")
         shutil.rmtree(copy / "logs")
