@@ -29,6 +29,8 @@ onstart:
     engine.at_start(workflow, PLAN.config)
     # Ctrl-C and SIGTERM reach the in-process batches too (banditrepro/workflow/stop.py)
     stop.install()
+    # kernels not cached yet compile in background processes beside the data jobs (a first run)
+    warmup.on_start(PLAN, workflow)
 
 
 rule all:

@@ -24,6 +24,7 @@ def _numba_cache_dir() -> None:
     """
     import hashlib
     import os
+    import sys
     from pathlib import Path
 
     global NUMBA_CACHE_KEY
@@ -35,6 +36,12 @@ def _numba_cache_dir() -> None:
         h.update(path.read_bytes())
     NUMBA_CACHE_KEY = h.hexdigest()[:16]
     os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_base() / f"numba-{NUMBA_CACHE_KEY}"))
+    # inside it, kernels are filed by their module's content, not its path: a fresh clone or a moved folder
+    # reuses them (banditrepro.kernel_cache, docs/decisions.md#kernel-cache); numba reads this when imported
+    os.environ.setdefault("NUMBA_CACHE_LOCATOR_CLASSES", "banditrepro.kernel_cache.ContentKeyedLocator")
+    numba_config = sys.modules.get("numba.core.config")
+    if numba_config is not None:  # numba was imported first: it reads the environment again only when asked
+        numba_config.reload_config()
 
 
 def cache_base():

@@ -153,6 +153,11 @@ def save(fig, png: str, pdf: str, rect=None, tight: bool = True):
         fig.tight_layout(rect=rect)
     if _thin_crowded_ticks(fig) and tight:
         fig.tight_layout(rect=rect)
+    if tight:
+        # tight_layout leaves a placeholder layout engine, for which every savefig draws the whole figure once
+        # more before drawing it for real; the layout is final here, so each format draws once (same bytes;
+        # docs/performance.md#first-run-and-pipeline-cpu-against-kernel-cpu-issue-31)
+        fig.set_layout_engine(None)
     for path, fmt in ((png, "png"), (pdf, "pdf")):
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=fmt, bbox_inches=None if tight else "tight",

@@ -34,13 +34,25 @@ def warnings(monkeypatch, capsys):
 
 
 class Scheduler:
-    """The two internals scheduler.py patches, as Snakemake 9 has them."""
+    """The internals scheduler.py patches, as Snakemake 9 has them."""
 
     def __init__(self):
         self._open_jobs = threading.Semaphore(0)
 
     def _schedule_reevalutation(self, delay):
         raise AssertionError("unpatched")
+
+    @property
+    def open_jobs(self):
+        return []
+
+
+def scheduler_with(**attrs):
+    """A stand-in scheduler holding only ``attrs`` (and Snakemake's ``open_jobs`` property)."""
+    sched = type("Bare", (), {"open_jobs": property(lambda self: [])})()
+    for name, value in attrs.items():
+        setattr(sched, name, value)
+    return sched
 
 
 def quiet():
@@ -67,7 +79,7 @@ def test_the_intact_internals_are_patched_without_a_word(warnings):
 def test_a_scheduler_internal_missing_warns_once_and_leaves_it_unpatched(warnings, missing):
     present = {"_open_jobs": threading.Semaphore(0), "_schedule_reevalutation": lambda delay: None}
     present.pop(missing)
-    sched = SimpleNamespace(**present)
+    sched = scheduler_with(**present)
     for _ in range(2):
         engine.at_start(workflow(scheduler=sched), {"batch_minutes": None})
     assert warnings.getvalue().count("\n") == 1 and "_schedule_reevalutation" in warnings.getvalue()
@@ -79,7 +91,17 @@ def test_the_workflows_scheduler_missing_warns_once(warnings):
     del wf.scheduler
     engine.at_start(wf, {})
     engine.at_start(wf, {})
-    assert warnings.getvalue().count("\n") == 1 and "scheduler" in warnings.getvalue()
+    lines = warnings.getvalue().splitlines()  # one per scheduler patch (timers, data jobs first), once each
+    assert len(lines) == 2 and all("scheduler" in ln for ln in lines)
+
+
+def test_a_scheduler_without_the_open_jobs_property_warns_once_and_keeps_its_order(warnings):
+    sched = Scheduler()
+    sched.__class__ = type("NoProperty", (), {"_schedule_reevalutation": Scheduler._schedule_reevalutation})
+    for _ in range(2):
+        engine.at_start(workflow(scheduler=sched), {"batch_minutes": None})
+    assert warnings.getvalue().count("\n") == 1 and "open_jobs" in warnings.getvalue()
+    assert type(sched).__name__ == "NoProperty"  # left unpatched
 
 
 @pytest.mark.parametrize("missing", ["output_settings", "remote_exec"])

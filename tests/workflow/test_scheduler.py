@@ -41,3 +41,32 @@ def test_installed_snakemake_has_the_internals_the_patch_replaces():
 
     assert hasattr(JobScheduler, "_schedule_reevalutation")
     assert "self._open_jobs" in inspect.getsource(JobScheduler.__init__)
+
+
+class FakeReady:
+    def __init__(self, names):
+        self.jobs = [type("Job", (), {"name": n})() for n in names]
+
+    @property
+    def open_jobs(self):
+        return list(self.jobs)
+
+
+def test_ready_data_jobs_are_offered_alone():
+    from banditrepro.workflow.scheduler import data_jobs_first
+
+    s = FakeReady(["simulate"] * 100 + ["prepare_dataset", "fetch_raw", "summarize_cell"])
+    assert data_jobs_first(s)
+    assert sorted(j.name for j in s.open_jobs) == ["fetch_raw", "prepare_dataset"]
+    s.jobs = s.jobs[:100] + s.jobs[-1:]  # data done: every ready job again
+    assert len(s.open_jobs) == 101
+    s.jobs = []
+    assert s.open_jobs == []  # empty exactly when nothing is ready (the scheduler's end condition)
+    assert not data_jobs_first(object())
+
+
+def test_installed_snakemake_reads_open_jobs_for_each_pass():
+    from snakemake.scheduling.job_scheduler import JobScheduler
+
+    assert isinstance(JobScheduler.open_jobs, property)
+    assert "set(self.open_jobs)" in inspect.getsource(JobScheduler.schedule)

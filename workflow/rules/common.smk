@@ -20,6 +20,7 @@ from banditrepro.workflow import (
     software,
     stop,
 )
+from banditrepro import warmup
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 

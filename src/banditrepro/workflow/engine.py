@@ -108,6 +108,10 @@ def _coalesce(workflow):
     return scheduler.coalesce_reevaluation_timers(workflow.scheduler)
 
 
+def _data_first(workflow):
+    return scheduler.data_jobs_first(workflow.scheduler)
+
+
 def at_start(workflow, config: dict) -> None:
     """``onstart``: cluster mode without SLURM stops here (one line, exit 1); then the soft patches."""
     cluster.check_submit_host(config)
@@ -116,6 +120,8 @@ def at_start(workflow, config: dict) -> None:
     soft("workflow.scheduler._schedule_reevalutation / _open_jobs",
          "scheduler not patched (one re-evaluation timer per finished job: slower, same results)", _coalesce,
          workflow, false_is_missing=True)
+    soft("scheduler class property open_jobs", "data jobs not offered first (a first run waits longer for its data)",
+         _data_first, workflow, false_is_missing=True)
 
 
 __all__ = ["apply_cluster_mode", "at_parse", "at_start", "minutes_from_resources", "profile_minutes", "soft",

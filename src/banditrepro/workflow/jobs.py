@@ -34,9 +34,13 @@ def logged(body):
 @logged
 def simulate(plan, wildcards, input, output, log):
     """A batch (rule `simulate`, wildcard ``batch``): its shards not complete yet, then its receipt."""
+    from banditrepro.warmup import preload
     from banditrepro.workflow.batches import run_batch
 
-    return run_batch(plan, plan.batch(wildcards.batch), input[0], output[0])
+    batch = plan.batch(wildcards.batch)
+    # a first run's warm-up may be compiling this batch's kernel: wait for it rather than compile it twice
+    preload(cell.split("/")[2] for cell, _, _ in batch.shards)
+    return run_batch(plan, batch, input[0], output[0])
 
 
 @logged

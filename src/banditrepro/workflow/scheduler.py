@@ -36,3 +36,31 @@ def coalesce_reevaluation_timers(scheduler) -> bool:
 
     scheduler._schedule_reevalutation = schedule_reevaluation
     return True
+
+
+# Rules whose jobs a first run needs before most cells can start (docs/decisions.md#kernel-cache).
+DATA_RULES = frozenset({"fetch_raw", "probe_dataset", "prepare_dataset"})
+
+
+def data_jobs_first(scheduler) -> bool:
+    """While any data job is ready, let a scheduling pass see only the ready data jobs.
+
+    With ``scheduler-subsample`` a pass looks at 10 random ready jobs; once a few datasets are prepared, the
+    remaining fetches and preparations are a few among a hundred ready batches: in a measured first run the last
+    one ended 232 s after the start (13 s with this change). Data jobs take about a second each. Offering them
+    alone while any is ready starts them at the next free core; the set a pass sees is empty exactly when the
+    ready set is. False (nothing patched) if Snakemake's internals differ.
+    """
+    cls = type(scheduler)
+    prop = getattr(cls, "open_jobs", None)
+    if not isinstance(prop, property) or prop.fget is None:
+        return False
+    ready = prop.fget
+
+    def open_jobs(self):
+        jobs = ready(self)
+        data = [job for job in jobs if getattr(job, "name", None) in DATA_RULES]
+        return data or jobs
+
+    scheduler.__class__ = type(cls.__name__, (cls,), {"open_jobs": property(open_jobs), "__module__": __name__})
+    return True
