@@ -1,4 +1,5 @@
-"""What users and maintainers read: links into docs/decisions.md resolve, CITATION.cff is valid."""
+"""What users and maintainers read: README is a short user guide with the sections a first hour needs and
+CI's test command; every relative link and anchor resolves; named files exist; CITATION.cff is valid."""
 
 from __future__ import annotations
 
@@ -84,6 +85,116 @@ def test_stale_paths_are_found():
 def test_readme_and_docs_name_only_files_that_exist():
     for path in [ROOT / "README.md", *ROOT.glob("docs/*.md")]:
         assert stale_paths(path.read_text()) == [], path.name
+
+
+README = ROOT / "README.md"
+README_MAX_BYTES = 15_000  # issue 31: a README that fits a first hour; maintainers' material lives in docs/
+# the sections a user needs, in this order (the intro before the first one says what the project does);
+# src/banditrepro/workflow/cluster.py's one-line stop names "Running on a cluster"
+README_SECTIONS = ["The two commands", "Outputs", "Configuration", "Running on a cluster",
+                   "Extending", "Troubleshooting"]
+
+
+def test_readme_is_short():
+    size = len(README.read_bytes())
+    assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move maintainers' material to docs/"
+
+
+def test_readme_has_the_users_sections_in_order():
+    text = README.read_text()
+    heads = re.findall(r"^## (.+)$", text, flags=re.M)
+    found = [next((i for i, h in enumerate(heads) if h.startswith(s)), None) for s in README_SECTIONS]
+    assert None not in found, [s for s, i in zip(README_SECTIONS, found) if i is None]
+    assert found == sorted(found), heads
+    intro = text.split("\n## ", 1)[0]
+    for key in ("c2b", "winner-stays", "dp-ts-ucb"):  # what the project does: the three papers, by key
+        assert f"`{key}`" in intro
+    # the cluster section names the profile as users call it
+    cluster = text.split("## Running on a cluster", 1)[1].split("\n## ", 1)[0]
+    assert "snakemake --workflow-profile profiles/slurm" in cluster
+    from banditrepro.workflow.cluster import README_SECTION
+    assert README_SECTION.split('"')[1] in heads[found[3]]
+
+
+def ci_test_command(readme: str) -> str:
+    """The line .ci/run runs: the first line after the marker that is not a code fence (its awk, in Python)."""
+    lines = readme.splitlines()
+    start = next(i for i, line in enumerate(lines) if "<!-- test-command -->" in line)
+    return next(line for line in lines[start + 1:] if not line.startswith("```"))
+
+
+def test_readme_test_command_is_what_ci_runs():
+    assert "<!-- test-command -->" in (ROOT / ".ci/run").read_text()
+    cmd = ci_test_command(README.read_text())
+    assert cmd.startswith("pip install -c requirements/lock.txt -e ") and "./examples/plugin" in cmd
+    assert cmd.endswith("&& python -m pytest -q")
+
+
+# [text](target): the text may span lines; a target is a path, a path#anchor or an #anchor
+MD_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def broken_links(path: Path) -> list[str]:
+    """Relative links of a Markdown file whose file does not exist or whose #anchor names no heading."""
+    broken = []
+    for target in MD_LINK.findall(path.read_text()):
+        if re.match(r"[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            broken.append(target)
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest.read_text()):
+            broken.append(target)
+    return broken
+
+
+def markdown_pages() -> list[Path]:
+    return [README, *ROOT.glob("docs/*.md"), ROOT / "config/README.md", *ROOT.glob("examples/*/README.md")]
+
+
+def test_broken_links_are_found(tmp_path):
+    (tmp_path / "a.md").write_text("# Top\n## Two words\n")
+    page = tmp_path / "b.md"
+    page.write_text("[ok](a.md#two-words) [x](a.md#three) [y\nz](gone.md) [w](https://x.org/gone) [s](#top)")
+    assert broken_links(page) == ["a.md#three", "gone.md", "#top"]
+
+
+def test_every_relative_link_in_readme_and_docs_resolves():
+    pages = markdown_pages()
+    assert sum(len(MD_LINK.findall(p.read_text())) for p in pages) > 20  # the pattern finds links
+    assert {p.relative_to(ROOT).as_posix(): broken_links(p) for p in pages} == {
+        p.relative_to(ROOT).as_posix(): [] for p in pages}
+
+
+# what a run writes (results/, data/) need not exist in a checkout; every other project path in backticks must
+OUTPUT_FOLDERS = {"results", "data"}
+
+
+def readme_missing_files(text: str) -> list[str]:
+    """Backticked paths in the README that start at a top-level entry of the project (`requirements/lock.txt`,
+    `.test/config/config.yaml`, `CITATION.cff`, `profiles/slurm/config.yaml`) but do not exist; commands,
+    templates and outputs are skipped."""
+    top = {p.name for p in ROOT.iterdir()} | {"src", "tests", "workflow", "config", "profiles", "benchmarks",
+                                              "examples", "envs", "docs", "ci", "requirements", ".test", ".ci"}
+    missing = []
+    for token in re.findall(r"`([^`\s]+)`", text):
+        path = token.rstrip("/")
+        first = path.split("/")[0]
+        if first not in top or first in OUTPUT_FOLDERS or any(c in path for c in "<*{…"):
+            continue
+        if not (ROOT / path).exists():
+            missing.append(path)
+    return missing
+
+
+def test_readme_missing_files_are_found():
+    text = "`requirements/lock.txt` `profiles/slurm/gone.yaml` `results/x.csv` `my.yaml` `docs/<x>.md` `LICENSE`"
+    assert readme_missing_files(text) == ["profiles/slurm/gone.yaml"]
+
+
+def test_readme_names_only_files_that_exist():
+    assert readme_missing_files(README.read_text()) == []
 
 
 def test_config_readme_documents_every_config_key():
