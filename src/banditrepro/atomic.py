@@ -64,7 +64,7 @@ def _fsync_file(path) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | Path, durable: bool = False, sync_dir: bool = True, _synced: bool = False):
+def atomic_path(path: str | Path, durable: bool = False, sync_dir: bool = True):
     """Yield a temporary path next to ``path``; move it into place only if the block succeeds. ``durable``:
     its data synced before, and (``sync_dir``) the directory after. A full disk or quota: ``ReproError``
     naming ``path``."""
@@ -74,7 +74,7 @@ def atomic_path(path: str | Path, durable: bool = False, sync_dir: bool = True, 
     os.close(fd)
     try:
         yield Path(tmp)
-        if durable and not _synced:
+        if durable:
             _fsync_file(tmp)
         os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual mode
         os.replace(tmp, path)
@@ -90,12 +90,8 @@ def atomic_path(path: str | Path, durable: bool = False, sync_dir: bool = True, 
 
 
 def write_bytes(path: str | Path, data: bytes, durable: bool = False, sync_dir: bool = True) -> None:
-    with atomic_path(path, durable, sync_dir, _synced=True) as tmp:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            if durable:
-                f.flush()
-                os.fsync(f.fileno())
+    with atomic_path(path, durable, sync_dir) as tmp:
+        tmp.write_bytes(data)
 
 
 def write_text(path: str | Path, text: str, durable: bool = False, sync_dir: bool = True) -> None:
