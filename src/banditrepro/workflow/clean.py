@@ -23,12 +23,13 @@ import shutil
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.workflow.shard_claims import CLAIM_SUFFIX, PROBE_INFIX, STALE_INFIX
 
 # what the workflow writes in a code folder: shards, their sidecars, an interrupted atomic write's leftover,
-# and a shard's claim with its stale copies and probe files (workflow/shard_claims.py: CLAIM_SUFFIX ".claim",
-# STALE_INFIX ".stale-", PROBE_INFIX ".now-"; spelled out here so that clean does not depend on that module)
-SHARD_FILE = re.compile(r"runs\d+-\d+\.(npz|json)|\.runs\d+-\d+\.(npz|json|npz\.claim)\.\w+\.part"
-                        r"|runs\d+-\d+\.npz\.claim(\.(stale|now)-[^/]+)?")
+# and a shard's claim with its stale copies and probe files (named by workflow/shard_claims.py's constants)
+_CLAIM = re.escape(CLAIM_SUFFIX)
+SHARD_FILE = re.compile(rf"runs\d+-\d+\.(npz|json)|\.runs\d+-\d+\.(npz|json|npz{_CLAIM})\.\w+\.part"
+                        rf"|runs\d+-\d+\.npz{_CLAIM}(({re.escape(STALE_INFIX)}|{re.escape(PROBE_INFIX)})[^/]+)?")
 COMPUTED = re.compile(r"runs\d+-\d+\.(npz|json)")  # a shard and its sidecar
 CODE_FOLDER = re.compile(r"[0-9a-f]{6,64}")
 
@@ -174,12 +175,10 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
     if shards is not None:
         algo = shards or None
         files, receipts, summaries = current_shards(plan, algo)
-        text = shards_report(files, receipts, summaries, False, algo)
         if remove:  # what they feed and the receipts first: an interrupted removal still reruns
             for path in [*map(Path, summaries), *map(Path, receipts), *files]:
                 path.unlink(missing_ok=True)
-            text = shards_report(files, receipts, summaries, True, algo)
-        return text
+        return shards_report(files, receipts, summaries, remove, algo)
     found = stale_folders(plan)  # every check first: a refusal removes nothing
     receipts = receipts_of(plan, [folder for folder, _, _ in found])
     if remove:
