@@ -212,7 +212,7 @@ def remove_stale_leaderboards(figures: list[Figure], layout) -> list[str]:
     from pathlib import Path
 
     keep = {Path(f).name for p in papers_with_challengers(figures) for f in layout.leaderboard_outputs(p)}
-    folder = Path(layout.leaderboard("x")).parent
+    folder = Path(layout.leaderboards)
     names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
     stale = [str(folder / n) for n in names if n.endswith((".csv", ".md", ".png", ".pdf")) and n not in keep]
     for path in stale:

@@ -101,9 +101,13 @@ class Layout:
         """Runs first..last of a cell, computed by the code of digest ``code``."""
         return f"{self.cell_dir(dataset, horizon, algo)}/{code}/runs{first}-{last}.npz"
 
+    @property
+    def receipts(self) -> str:
+        return f"{self.results_dir}/batches"
+
     def receipt(self, batch: str) -> str:
         """What a finished batch writes last: its shards and the prepared file they came from."""
-        return f"{self.results_dir}/batches/{batch}.json"
+        return f"{self.receipts}/{batch}.json"
 
     @property
     def shards_log(self) -> str:
@@ -127,8 +131,12 @@ class Layout:
         return [self.figure_png(paper, figure), self.figure_pdf(paper, figure),
                 *(self.table(paper, figure, s) for s in ("csv", "md", "tex"))]
 
+    @property
+    def leaderboards(self) -> str:
+        return f"{self.results_dir}/leaderboards"
+
     def leaderboard(self, paper: str, suffix: str = "csv") -> str:
-        return f"{self.results_dir}/leaderboards/{paper}.{suffix}"
+        return f"{self.leaderboards}/{paper}.{suffix}"
 
     def leaderboard_outputs(self, paper: str) -> list[str]:
         """CSV, Markdown, PNG and PDF, in that order."""

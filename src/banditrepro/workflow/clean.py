@@ -80,7 +80,7 @@ def _receipt_shards(path: Path) -> list[str] | None:
 def receipts_of(plan, folders) -> list[str]:
     """The receipts in ``<results>/batches/`` listing a shard inside one of ``folders`` (sorted). A receipt's
     shard path is taken relative to the cells folder (what batches.receipt writes) or as it stands."""
-    batches = Path(plan.receipt("x")).parent
+    batches = Path(plan.layout.receipts)
     if not folders or not batches.is_dir():
         return []
     gone = {os.path.normpath(f) for f in folders}
