@@ -11,7 +11,7 @@ SRC = str(Path(workflow.basedir) / "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-from banditrepro import ReproError
+from banditrepro import ReproError, warmup
 from banditrepro.workflow import (
     batches,
     digests,
@@ -20,7 +20,6 @@ from banditrepro.workflow import (
     software,
     stop,
 )
-from banditrepro import warmup
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan
 
