@@ -64,6 +64,7 @@ def _build(py_func, py_file):
 
     class Located(_CacheLocator):
         def __init__(self):
+            self._py_file = py_file  # as on numba's own locators: its "cannot cache" warning names the file
             self._digest = source_digest(py_file)  # hashed once: the bytes this process compiled from
             self._lineno = py_func.__code__.co_firstlineno
             self._path = os.path.join(config.CACHE_DIR, folder_name(py_func.__module__, self._digest))

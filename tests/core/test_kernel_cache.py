@@ -100,6 +100,29 @@ def test_changed_numba_internals_fall_back_with_one_warning(tmp_path):
     assert again["hits"] == 1
 
 
+# a kernel numba compiles but cannot cache: it calls a C function through ctypes, whose address is baked in
+UNCACHABLE = """
+import ctypes, ctypes.util
+from numba import njit
+
+_labs = ctypes.CDLL(ctypes.util.find_library("c")).labs
+_labs.restype, _labs.argtypes = ctypes.c_long, [ctypes.c_long]
+
+
+@njit(cache=True)
+def kernel(n):
+    return float(_labs(-n) * 9)
+"""
+
+
+def test_a_kernel_numba_cannot_cache_warns_and_runs(tmp_path):
+    # numba's "cannot cache" warning names the locator's source file; a locator without it crashed the compile
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "kmod.py").write_text(UNCACHABLE)
+    out = probe(tmp_path / "a", tmp_path / "cache")
+    assert out["value"] == 90.0
+    assert any("Cannot cache compiled function" in w for w in out["warnings"]), out["warnings"]
+
 def test_package_import_sets_the_locator_unless_the_user_did():
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env["PYTHONPATH"] = str(SRC)
