@@ -106,6 +106,9 @@ def start(plan, cores: int, log: str | Path) -> list[subprocess.Popen]:
             procs.append(subprocess.Popen([sys.executable, "-m", "banditrepro.warmup", *algos[i::n]], env=env,
                                           stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                           start_new_session=True))
+    import atexit
+
+    atexit.register(reap, procs)
     return procs
 
 
@@ -116,6 +119,14 @@ def on_start(plan, workflow) -> list[subprocess.Popen]:
     except Exception:  # noqa: BLE001 - Snakemake raises its own error when the cores are not set
         return []
     return start(plan, cores, plan.data_log("warmup", "kernels"))
+
+
+def reap(procs) -> None:
+    """At the run's end: collect the warm-up processes that have ended (long before, in a first run), so their CPU
+    counts among the run's children (``getrusage``, ``time``), as every job's does; one still compiling is left
+    to finish on its own."""
+    for proc in procs:
+        proc.poll()
 
 
 def main(argv: list[str]) -> int:

@@ -108,3 +108,30 @@ def test_on_start_without_cores_launches_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "start", lambda *a: ["launched"])
     assert warmup.on_start(plan, NoCores()) == []
     assert warmup.on_start(plan, SimpleNamespace(cores=2)) == ["launched"]
+
+
+def test_ended_warm_ups_count_among_the_runs_children():
+    # the first run's CPU (getrusage of the children, `time`) must include the compile the warm-up did
+    import resource
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    proc = subprocess.Popen([sys.executable, "-c", burn])
+    while not _ended(proc.pid):  # not proc.poll(): that would reap it here
+        time.sleep(0.01)
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    before = cpu()
+    warmup.reap([proc])
+    assert cpu() - before >= 0.25
+    assert proc.returncode == 0
+
+
+def _ended(pid: int) -> bool:
+    """The process has exited and waits to be reaped (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
