@@ -11,7 +11,7 @@ submissions in cluster mode) with their estimated and requested lengths, the CPU
 bytes the run adds. Batch lengths are the sizing's estimates, from the kernels' ns/step (banditrepro/jobsize.py:
 right within a factor of a few); the CPU forecast has its own cost model (banditrepro/workflow/costs.py:
 kernel seconds measured in the results folder, else on the reference machine, plus the rest of the pipeline)
-and bytes come from the shards' sizes (``bytes_per_run``).
+and bytes from the shards' measured sizes (``bytes_per_run``, ``bytes_per_shard``).
 """
 
 from __future__ import annotations
@@ -29,21 +29,35 @@ FIGURE_FILES = 11
 FINAL_FILES = 12
 
 
-# A run's bytes in a shard, per shard format and instance kind: (bytes per grid point, for all the instance's
-# curves together: 5 for a dueling instance, 1 for a multi-armed one; bytes besides: finals, halves, run index,
-# batches, a drawn instance, the run's share of the zip and sidecar), measured on the default config's 196 shards
-# (docs/performance.md#shard-bytes). Kept here, not in the format's module: a new measurement recomputes no shard.
-SHARD_BYTES = {2: {"duel": (1.63, 330.0), "mab": (0.46, 370.0)}}
+# A shard's bytes, per shard format and instance kind: (bytes per run and grid point, for all the instance's
+# curves together: 5 for a dueling instance, 1 for a multi-armed one; bytes per run besides: its sidecar
+# entries, 78-79 B measured; bytes per shard: the shared arrays, the zip's directory, the sidecar's own
+# fields), least squares over the default config's 196, 292 and 444 shards at runs = 20, 100, 200. A shard of
+# more runs deflates better and shares its own bytes, so a run costs fewer bytes in the larger shards of a
+# larger `runs` (per run alone, the forecast was 20 % too high at runs=200:
+# docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4-session-9). Kept here, not in the
+# format's module: a new measurement recomputes no shard.
+SHARD_BYTES = {2: {"duel": (1.45, 80.0, 23_000.0), "mab": (0.41, 80.0, 6_700.0)}}
+
+
+def _shard_bytes(algo: str) -> tuple[float, float, float]:
+    from banditrepro import algorithms
+    from banditrepro.shardformat import SHARD_FORMAT
+
+    return SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
 
 
 def bytes_per_run(algo: str, horizon: int) -> float:
-    """A run's share of its shard's bytes in the current shard format (``SHARD_BYTES``)."""
-    from banditrepro import algorithms
+    """A run's bytes in a shard in the current shard format (``SHARD_BYTES``), its shard's own aside."""
     from banditrepro.grid import regret_grid
-    from banditrepro.shardformat import SHARD_FORMAT
 
-    per_point, per_run = SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
+    per_point, per_run, _ = _shard_bytes(algo)
     return per_point * len(regret_grid(horizon)) + per_run
+
+
+def bytes_per_shard(algo: str) -> float:
+    """A shard's bytes besides its runs' (``SHARD_BYTES``)."""
+    return _shard_bytes(algo)[2]
 
 
 def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
@@ -121,7 +135,8 @@ def estimate(plan) -> dict:
     kernels = costs.KernelCosts(plan)
     kernel_seconds = sum((b - a + 1) * kernels.lookup(c)[0] for c, a, b in todo)
     rest_seconds = costs.pipeline_seconds(len(todo), runs)
-    data = sum((b - a + 1) * bytes_per_run(split_key(c)[2], split_key(c)[1]) for c, a, b in todo)
+    data = sum((b - a + 1) * bytes_per_run(split_key(c)[2], split_key(c)[1]) + bytes_per_shard(split_key(c)[2])
+               for c, a, b in todo)
     touched = {c for c, _, _ in todo}
     sources = {k: sum(kernels.lookup(c)[1] == k for c in touched) for k in costs.SOURCES}
     files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
