@@ -7,7 +7,8 @@ while long cells keep one run per job for parallelism. A kernel's cost (ns per s
 ``ns_per_step`` (medians over the default run's cells with T >= 1e5, 2 cores under load: estimates, a factor
 of a few either way moves a job between ~0.1 and ~2 s, which neither the overhead share nor the load balance
 notices); a plugin without one counts as ``algorithms.base.DEFAULT_NS_PER_STEP``. The grouping never changes
-a run's bytes: each run has its own seed key, whichever shard holds it.
+a run's bytes: each run has its own seed key, whichever shard holds it. These estimates size the work only:
+``banditrepro estimate``'s CPU forecast has its own, measured costs (banditrepro/workflow/costs.py).
 """
 
 from __future__ import annotations

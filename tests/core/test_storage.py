@@ -135,8 +135,9 @@ def test_a_new_shard_format_moves_every_cell_to_a_new_code_folder(tmp_path):
     assert all(digests.cell_code(n, copy) != digests.cell_code(n) for n in names)
 
 
-def test_the_estimate_counts_a_runs_bytes_in_the_current_format(tmp_path, bernoulli5):
-    """Bytes per run come from the current format's measured table, and agree with a shard written here."""
+def test_the_estimate_counts_a_shards_bytes_in_the_current_format(tmp_path, bernoulli5):
+    """Bytes per run and per shard come from the current format's measured table, and agree with shards of 10
+    and 100 runs written here (a run costs fewer bytes in the larger shard)."""
     from banditrepro.grid import regret_grid
     from banditrepro.workflow import estimate
 
@@ -145,10 +146,16 @@ def test_the_estimate_counts_a_runs_bytes_in_the_current_format(tmp_path, bernou
     duel, mab = estimate.bytes_per_run("rucb", T), estimate.bytes_per_run("dp-ts-ucb", T)
     float64_duel = 5 * 8 * len(regret_grid(T))  # format 1's uncompressed curves of a run
     assert 0 < mab < duel < 0.25 * float64_duel
-    results = run_cells("dp-ts-ucb", None, bernoulli5, T, range(10), SEED)
-    write_shard(results, tmp_path / "s.npz")
-    written = (tmp_path / "s.npz").stat().st_size + (tmp_path / "s.json").stat().st_size
-    assert 0.5 < 10 * mab / written < 2.0
+    assert 0 < estimate.bytes_per_shard("dp-ts-ucb") < estimate.bytes_per_shard("rucb")
+    results = run_cells("dp-ts-ucb", None, bernoulli5, T, range(100), SEED)
+    per_run = []
+    for n in (10, 100):
+        write_shard(results[:n], tmp_path / f"s{n}.npz")
+        written = (tmp_path / f"s{n}.npz").stat().st_size + (tmp_path / f"s{n}.json").stat().st_size
+        forecast = n * mab + estimate.bytes_per_shard("dp-ts-ucb")
+        assert 0.67 < forecast / written < 1.5, (n, forecast, written)
+        per_run.append(written / n)
+    assert per_run[1] < per_run[0]
 
 
 def test_the_default_config_at_1000_runs_forecasts_at_most_1_gb_of_shards(tmp_path, monkeypatch):

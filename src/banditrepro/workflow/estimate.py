@@ -7,9 +7,11 @@ Snakemake's ``parse_config``: ``batch_minutes=1e1`` is 10.0), and Snakemake's ``
 ``update_config`` merge them over config/config.yaml as the workflow's ``configfile:`` directive does. It then
 plans exactly as the workflow does (``build_plan``: the same shards, batches and existing files), without
 building Snakemake's DAG, so it takes the parse's time (seconds), and prints the batches still to run (SLURM
-submissions in cluster mode) with their estimated and requested lengths, the CPU-hours, and the files and
-bytes the run adds. Estimates come from the kernels' ns/step (banditrepro/jobsize.py: right within a factor
-of a few) and from the shards' sizes (``bytes_per_run``).
+submissions in cluster mode) with their estimated and requested lengths, the CPU forecast, and the files and
+bytes the run adds. Batch lengths are the sizing's estimates, from the kernels' ns/step (banditrepro/jobsize.py:
+right within a factor of a few); the CPU forecast has its own cost model (banditrepro/workflow/costs.py:
+kernel seconds measured in the results folder, else on the reference machine, plus the rest of the pipeline)
+and bytes from the shards' measured sizes (``bytes_per_run``, ``bytes_per_shard``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from banditrepro import ReproError, jobsize
+from banditrepro import ReproError
+from banditrepro.workflow import costs
 
 # files besides the shards: a summary writes its .npz, its log and Snakemake's record of it; a figure its
 # five outputs, a log and five records; claims, run-time table and report a handful
@@ -26,21 +29,35 @@ FIGURE_FILES = 11
 FINAL_FILES = 12
 
 
-# A run's bytes in a shard, per shard format and instance kind: (bytes per grid point, for all the instance's
-# curves together: 5 for a dueling instance, 1 for a multi-armed one; bytes besides: finals, halves, run index,
-# batches, a drawn instance, the run's share of the zip and sidecar), measured on the default config's 196 shards
-# (docs/performance.md#shard-bytes). Kept here, not in the format's module: a new measurement recomputes no shard.
-SHARD_BYTES = {2: {"duel": (1.63, 330.0), "mab": (0.46, 370.0)}}
+# A shard's bytes, per shard format and instance kind: (bytes per run and grid point, for all the instance's
+# curves together: 5 for a dueling instance, 1 for a multi-armed one; bytes per run besides: its sidecar
+# entries, 78-79 B measured; bytes per shard: the shared arrays, the zip's directory, the sidecar's own
+# fields), least squares over the default config's 196, 292 and 444 shards at runs = 20, 100, 200. A shard of
+# more runs deflates better and shares its own bytes, so a run costs fewer bytes in the larger shards of a
+# larger `runs` (per run alone, the forecast was 20 % too high at runs=200:
+# docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4-session-9). Kept here, not in the
+# format's module: a new measurement recomputes no shard.
+SHARD_BYTES = {2: {"duel": (1.45, 80.0, 23_000.0), "mab": (0.41, 80.0, 6_700.0)}}
+
+
+def _shard_bytes(algo: str) -> tuple[float, float, float]:
+    from banditrepro import algorithms
+    from banditrepro.shardformat import SHARD_FORMAT
+
+    return SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
 
 
 def bytes_per_run(algo: str, horizon: int) -> float:
-    """A run's share of its shard's bytes in the current shard format (``SHARD_BYTES``)."""
-    from banditrepro import algorithms
+    """A run's bytes in a shard in the current shard format (``SHARD_BYTES``), its shard's own aside."""
     from banditrepro.grid import regret_grid
-    from banditrepro.shardformat import SHARD_FORMAT
 
-    per_point, per_run = SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
+    per_point, per_run, _ = _shard_bytes(algo)
     return per_point * len(regret_grid(horizon)) + per_run
+
+
+def bytes_per_shard(algo: str) -> float:
+    """A shard's bytes besides its runs' (``SHARD_BYTES``)."""
+    return _shard_bytes(algo)[2]
 
 
 def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
@@ -115,9 +132,13 @@ def estimate(plan) -> dict:
             batches.append(b)
             todo += new
     runs = sum(b - a + 1 for _, a, b in todo)
-    seconds = sum(plan.shard_seconds(*s) for s in todo)
-    data = sum((b - a + 1) * bytes_per_run(split_key(c)[2], split_key(c)[1]) for c, a, b in todo)
+    kernels = costs.KernelCosts(plan)
+    kernel_seconds = sum((b - a + 1) * kernels.lookup(c)[0] for c, a, b in todo)
+    rest_seconds = costs.pipeline_seconds(len(todo), runs)
+    data = sum((b - a + 1) * bytes_per_run(split_key(c)[2], split_key(c)[1]) + bytes_per_shard(split_key(c)[2])
+               for c, a, b in todo)
     touched = {c for c, _, _ in todo}
+    sources = {k: sum(kernels.lookup(c)[1] == k for c in touched) for k in costs.SOURCES}
     files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
     if todo:
         files += FIGURE_FILES * len(plan.figures) + FINAL_FILES
@@ -128,7 +149,9 @@ def estimate(plan) -> dict:
             "cluster": plan.config.get("batch_minutes") is not None,
             "estimated_minutes": [b.seconds / 60 for b in batches],
             "requested_minutes": [b.minutes(1, limit) for b in batches],
-            "cpu_hours": seconds / 3600, "files": files, "bytes": data}
+            "cpu_hours": (kernel_seconds + rest_seconds) / 3600, "kernel_cpu_seconds": kernel_seconds,
+            "rest_cpu_seconds": rest_seconds,
+            "kernel_sources": sources, "files": files, "bytes": data}
 
 
 def report(numbers: dict, partition_minutes=None) -> str:
@@ -144,11 +167,17 @@ def report(numbers: dict, partition_minutes=None) -> str:
                      "figures, claims and the report run on this host)")
         if n["cluster"]:
             lines.append(
-                f"estimated length per submission: min {min(est):.1f}, median {statistics.median(est):.1f}, "
-                f"max {max(est):.1f} min; requested --time (3 x estimate + 5 min, doubled on each retry): "
-                f"max {max(req)} min" + (f" (partition limit {partition_minutes} min)" if partition_minutes else ""))
-        lines.append(f"simulation: {n['cpu_hours']:.2f} CPU-hours estimated (kernel ns/step, "
-                     f"{jobsize.RUN_SECONDS * 1e3:g} ms per run besides)")
+                f"estimated length per submission (sizing, by the kernels' ns/step): min {min(est):.1f}, median "
+                f"{statistics.median(est):.1f}, max {max(est):.1f} min; requested --time (3 x estimate + 5 min, "
+                f"doubled on each retry): max {max(req)} min"
+                + (f" (partition limit {partition_minutes} min)" if partition_minutes else ""))
+        kernel, rest, src = n["kernel_cpu_seconds"], n["rest_cpu_seconds"], n["kernel_sources"]
+        lines.append(f"CPU forecast: {n['cpu_hours']:.2f} CPU-hours ({kernel + rest:,.0f} CPU-s): kernels "
+                     f"{kernel:,.0f}, the rest of the pipeline {rest:,.0f} (Snakemake, shard files, summaries, "
+                     "figures, report)")
+        lines.append(f"kernel costs of the {sum(src.values()):,} cells: {src['measured']:,} measured in this results "
+                     f"folder, {src['reference']:,} from the reference machine's table, {src['ns_per_step']:,} "
+                     "from the kernels' ns/step")
     lines.append(f"writes: about {n['files']:,} files, {n['bytes'] / 1e6:,.0f} MB of shards")
     return "\n".join(lines)
 

@@ -1,0 +1,178 @@
+"""What a run will cost in CPU: the forecast of ``banditrepro estimate`` (docs/performance.md, "Cost in runs, and
+the forecast").
+
+The forecast has its own cost model, apart from the kernels' ``ns_per_step`` (banditrepro/jobsize.py). Those
+numbers size shards and batches, so changing them moves every shard boundary and SLURM submission
+(docs/decisions.md#forecast-costs); as a forecast they are off by a factor of a few per cell, because a
+kernel's cost per step depends on the dataset (its arms) and the horizon, not only on the algorithm.
+
+**Kernels.** A cell's kernel CPU-seconds per run are, in this order:
+
+1. measured here: the mean of ``kernel_cpu_seconds`` over every sidecar of the cell (same algorithm id with
+   its parameters, dataset and horizon) already in the results folder, computed by the code the plan runs
+   (the cell's code-digest folder), under any base seed (``cells/seed*/``: a kernel's speed does not depend
+   on the seed, so every seed's runs count);
+2. else the reference table shipped with the package (``kernel_costs.csv``): the same mean, measured on
+   the reference machine (a 2-core VM) from a warm default run, so another machine is forecast at the
+   reference machine's speed until its results folder holds sidecars of its own. Regenerate it with
+   ``python benchmarks/calibrate_costs.py RESULTS_DIR`` after a warm default run;
+3. else the kernel's ``ns_per_step`` × horizon (plugins, cells of a config of one's own).
+
+**The rest of the pipeline** (the simulate jobs beyond their kernels, summaries, figures, claims, report,
+Snakemake itself) is a fixed part, paid once when anything is to be done, plus a part per shard computed
+and one per run computed (``PIPELINE_*`` below, measured on warm default runs at runs = 20, 100, 200).
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import json
+import math
+import os
+from pathlib import Path
+
+REFERENCE = Path(__file__).with_name("kernel_costs.csv")
+CALIBRATE = "python benchmarks/calibrate_costs.py RESULTS_DIR"  # what regenerates REFERENCE
+FIELDS = ("algorithm_id", "dataset", "horizon", "runs", "kernel_cpu_seconds_per_run")
+
+# The pipeline's CPU-seconds beyond the kernels (whole process tree of a local `snakemake --cores 2`, jobs in
+# process), measured on the reference machine (2-core 24 GiB VM, 2026-12-06) on warm default runs (kernels
+# cached, data prepared) at runs = 20, 100, 200: 196, 292, 444 shards of 9,180, 21,900, 37,800 runs, 23.6,
+# 29.2, 31.6 CPU-s beyond the kernels, split by the job logs' `body CPU seconds`
+# (docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4-session-9).
+# Fixed: the jobs that run once whatever the runs (19 figures 12.0-12.5, claims 0.9-1.7, run-time table
+# 0.4-0.9, report 0.2-0.3 CPU-s), the summaries' base (0.9 CPU-s for 189) and Snakemake itself (start, DAG,
+# scheduling: 4.4-5.4 CPU-s, the run's CPU less the kernels and every job body).
+PIPELINE_FIXED = 20.0
+# Per shard: the simulate bodies beyond their kernels took 3.2, 6.3, 8.8 CPU-s; least squares: 14 ms per shard
+# (the kernel's one-step load, the claim, the shard's files, the receipt, synced) and 0.08 ms per run.
+PIPELINE_PER_SHARD = 0.014
+# Per run: those 0.08 ms and the summaries' reading, 0.07 ms (1.6, 2.4, 3.7 CPU-s for 189 summaries).
+PIPELINE_PER_RUN = 0.00015
+
+SOURCES = ("measured", "reference", "ns_per_step")
+
+
+def _mean_kernel_seconds(sidecars, algo: str, dataset: str, horizon: int) -> tuple[float, int]:
+    """Sum of ``kernel_cpu_seconds`` and runs counted over ``sidecars`` (paths) that describe this cell; a
+    sidecar unreadable, of another cell or without kernel times counts nothing."""
+    total, n = 0.0, 0
+    for path in sidecars:
+        try:
+            with open(path) as f:
+                side = json.load(f)
+            if (side["algorithm_id"], side["instance"], int(side["horizon"])) != (algo, dataset, horizon):
+                continue
+            times = [float(t) for t in side["kernel_cpu_seconds"] if t is not None]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        times = [t for t in times if math.isfinite(t) and t >= 0]
+        total, n = total + sum(times), n + len(times)
+    return total, n
+
+
+def cell_sidecars(results_dir: str, dataset: str, horizon: int, algo: str, code: str) -> list[str]:
+    """The shard sidecars of a cell's code folder under every base seed of ``results_dir``."""
+    pattern = os.path.join(glob.escape(str(results_dir)), "cells", "seed*", glob.escape(dataset), f"T{horizon}",
+                           glob.escape(algo), glob.escape(code), "runs*.json")
+    return sorted(glob.glob(pattern))
+
+
+def measured(results_dir: str, dataset: str, horizon: int, algo: str, code: str) -> float | None:
+    """Mean kernel CPU-seconds per run of a cell, from the sidecars in ``results_dir`` (None: none there)."""
+    total, n = _mean_kernel_seconds(cell_sidecars(results_dir, dataset, horizon, algo, code), algo, dataset,
+                                    horizon)
+    return total / n if n else None
+
+
+def load_reference(path=REFERENCE) -> dict[tuple[str, str, int], float]:
+    """(algorithm id, dataset, horizon) -> kernel CPU-seconds per run of the reference table ({} if absent)."""
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    except FileNotFoundError:
+        return {}
+    return {(r["algorithm_id"], r["dataset"], int(r["horizon"])): float(r["kernel_cpu_seconds_per_run"])
+            for r in rows}
+
+
+def ns_per_step_seconds(algo: str, horizon: int) -> float:
+    """A run's kernel seconds by the kernel's ``ns_per_step`` (its spec, or the default for a plugin)."""
+    from banditrepro import algorithms
+
+    return horizon * algorithms.get(algo.split("+")[0]).cost_ns_per_step * 1e-9
+
+
+class KernelCosts:
+    """Kernel CPU-seconds per run of a plan's cells, each from the first source that has it (module doc)."""
+
+    def __init__(self, plan, reference=None):
+        self.plan = plan
+        self.reference = load_reference() if reference is None else reference
+        self._cache: dict[str, tuple[float, str]] = {}
+
+    def lookup(self, cell: str) -> tuple[float, str]:
+        """(seconds per run, source) of a cell key; source is one of ``SOURCES``."""
+        if cell not in self._cache:
+            from banditrepro.workflow.plan import split_key
+
+            dataset, horizon, algo = split_key(cell)
+            here = measured(self.plan.layout.results_dir, dataset, horizon, algo, self.plan.codes[cell])
+            if here is not None:
+                self._cache[cell] = (here, "measured")
+            elif (algo, dataset, horizon) in self.reference:
+                self._cache[cell] = (self.reference[algo, dataset, horizon], "reference")
+            else:
+                self._cache[cell] = (ns_per_step_seconds(algo, horizon), "ns_per_step")
+        return self._cache[cell]
+
+
+def pipeline_seconds(shards: int, runs: int) -> float:
+    """CPU-seconds of the pipeline beyond the kernels for ``shards`` new shards holding ``runs`` runs (0 when
+    there is nothing to compute: then only the summaries, figures and report that are missing run)."""
+    if not shards:
+        return 0.0
+    return PIPELINE_FIXED + PIPELINE_PER_SHARD * shards + PIPELINE_PER_RUN * runs
+
+
+def calibrate(results_dir: str) -> list[dict]:
+    """Rows of the reference table from the sidecars of ``results_dir``: per (algorithm id, dataset, horizon)
+    the runs measured and their mean kernel CPU-seconds, only from the code folders the current code would
+    write (a folder of older code measured other kernels), every base seed together."""
+    from banditrepro.workflow import digests
+    from banditrepro.workflow.plan import CODE_CHARS
+
+    rows, codes = [], {}
+    for folder in sorted(glob.glob(os.path.join(glob.escape(str(results_dir)), "cells", "seed*", "*", "T*", "*"))):
+        dataset, horizon, algo = Path(folder).parts[-3:]
+        if not horizon[1:].isdigit():
+            continue
+        if algo not in codes:
+            try:
+                codes[algo] = digests.cell_code(algo)[:CODE_CHARS]
+            except Exception:  # noqa: BLE001 -- an algorithm this package does not have: not calibrated
+                codes[algo] = None
+        if codes[algo] is None:
+            continue
+        key = (algo, dataset, int(horizon[1:]))
+        total, n = _mean_kernel_seconds(sorted(glob.glob(os.path.join(glob.escape(folder), codes[algo], "runs*.json"))),
+                                        *key)
+        if n:
+            rows.append((key, total, n))
+    merged: dict[tuple, list] = {}
+    for key, total, n in rows:  # the same cell under several seeds
+        t = merged.setdefault(key, [0.0, 0])
+        t[0], t[1] = t[0] + total, t[1] + n
+    return [{"algorithm_id": a, "dataset": d, "horizon": h, "runs": n, "kernel_cpu_seconds_per_run": f"{s / n:.6g}"}
+            for (a, d, h), (s, n) in sorted(merged.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0]))]
+
+
+def write_reference(rows: list[dict], out=REFERENCE, note: str = "") -> None:
+    """The reference table: a comment line (where it was measured), then the rows as CSV."""
+    with open(out, "w", newline="") as f:
+        if note:
+            f.write("".join(f"# {line}\n" for line in note.splitlines()))
+        w = csv.DictWriter(f, FIELDS, lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
