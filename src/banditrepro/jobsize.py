@@ -27,7 +27,7 @@ def run_seconds(algorithm: str, horizon: int) -> float:
     """Estimated seconds of one run of ``algorithm`` (name or id) at ``horizon``."""
     from banditrepro import algorithms
 
-    spec = algorithms.get(algorithms.algorithm_name(algorithm))
+    spec = algorithms.get(algorithm.split("+")[0])
     return RUN_SECONDS + horizon * spec.cost_ns_per_step * 1e-9
 
 

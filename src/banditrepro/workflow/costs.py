@@ -101,7 +101,7 @@ def ns_per_step_seconds(algo: str, horizon: int) -> float:
     """A run's kernel seconds by the kernel's ``ns_per_step`` (its spec, or the default for a plugin)."""
     from banditrepro import algorithms
 
-    return horizon * algorithms.get(algorithms.algorithm_name(algo)).cost_ns_per_step * 1e-9
+    return horizon * algorithms.get(algo.split("+")[0]).cost_ns_per_step * 1e-9
 
 
 class KernelCosts:

@@ -44,7 +44,7 @@ def _shard_bytes(algo: str) -> tuple[float, float, float]:
     from banditrepro import algorithms
     from banditrepro.shardformat import SHARD_FORMAT
 
-    return SHARD_BYTES[SHARD_FORMAT][algorithms.get(algorithms.algorithm_name(algo)).problem]
+    return SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
 
 
 def bytes_per_run(algo: str, horizon: int) -> float:
