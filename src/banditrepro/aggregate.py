@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from banditrepro import ReproError
-from banditrepro.algorithms import algorithm_name
 from banditrepro.atomic import write_npz
 from banditrepro.cell import SHARED_KEYS, CorruptFile, load_npz, load_runs
 from banditrepro.shardformat import FORMAT_KEY, half_index, is_curve
@@ -57,7 +56,7 @@ def _sidecar_walls(path: str | Path, block: dict) -> np.ndarray:
         walls = side["wall_seconds"] if "runs" in side else [side["wall_seconds"]]
         same = (side["instance"] == block["instance"] and int(side["horizon"]) == int(block["horizon"])
                 and [int(r) for r in named] == runs.tolist() and len(walls) == runs.size
-                and algorithm_name(side["algorithm_id"]) == str(block["algorithm"]))
+                and str(side["algorithm_id"]).split("+")[0] == str(block["algorithm"]))
         return np.asarray(walls, dtype=np.float64) if same else np.full(runs.size, np.nan)
     except (OSError, ValueError, KeyError, TypeError):
         return np.full(runs.size, np.nan)

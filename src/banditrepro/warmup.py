@@ -44,12 +44,11 @@ def preload(algos) -> None:
     that a warm-up process compiling it is waited for, not raced. Once loaded in this process, a call costs
     about a millisecond (a one-step run on a 3-arm instance). Errors are left to the shards, which report
     them with the cell they belong to."""
-    from banditrepro.algorithms import algorithm_name
     from banditrepro.kernel_cache import kernel_lock
 
     for algo in dict.fromkeys(algos):
         try:
-            with kernel_lock(algorithm_name(algo)):
+            with kernel_lock(algo.split("+")[0]):
                 compile_algorithm(algo)
         except Exception:  # noqa: BLE001, S110 - see the docstring
             pass
@@ -69,7 +68,6 @@ def algorithm_ids(plan) -> list[str]:
 def uncached(algos: list[str]) -> list[str]:
     """The built-in algorithms among ``algos`` whose module has no cached kernels for its current source
     (plugins are left to their jobs: their cache folders are their own, banditrepro.plugins)."""
-    from banditrepro.algorithms import algorithm_name
     from banditrepro.algorithms.builtin import MODULES
     from banditrepro.kernel_cache import module_cached
 
@@ -79,7 +77,7 @@ def uncached(algos: list[str]) -> list[str]:
     pkg = Path(__file__).parent / "algorithms"
     out = []
     for algo in algos:
-        name = algorithm_name(algo)
+        name = algo.split("+")[0]
         if name in MODULES and not module_cached(folder, f"banditrepro.algorithms.{MODULES[name]}",
                                                  str(pkg / f"{MODULES[name]}.py")):
             out.append(algo)
@@ -132,13 +130,12 @@ def reap(procs) -> None:
 def main(argv: list[str]) -> int:
     import time
 
-    from banditrepro.algorithms import algorithm_name
     from banditrepro.kernel_cache import kernel_lock
 
     for algo in argv:
         start = time.process_time()
         try:
-            with kernel_lock(algorithm_name(algo)):
+            with kernel_lock(algo.split("+")[0]):
                 compile_algorithm(algo)
         except Exception as exc:  # noqa: BLE001 - the job compiles it then, and reports any error itself
             print(f"{algo}: not compiled ahead ({type(exc).__name__}: {exc})", flush=True)

@@ -58,15 +58,6 @@ def algorithm_id(name: str, params: dict[str, Any] | None = None) -> str:
     return "+".join([name, *extra])
 
 
-def algorithm_name(algo_id: str) -> str:
-    """The registry name of an algorithm id, without parsing its parameters.
-
-    >>> algorithm_name("c2b-kl+B_offset=6")
-    'c2b-kl'
-    """
-    return str(algo_id).split("+", 1)[0]
-
-
 def parse_algorithm_id(algo_id: str) -> tuple[str, dict[str, Any]]:
     """Inverse of ``algorithm_id`` (values are coerced by the spec)."""
     name, *parts = algo_id.split("+")

@@ -227,7 +227,7 @@ def cell_code(algo: str, root: Path = ROOT) -> str:
     kernels lazily, so cell.py's closure alone misses them)."""
     from banditrepro import algorithms
 
-    own, outside = object_code(algorithms.get(algorithms.algorithm_name(algo)).run, root)
+    own, outside = object_code(algorithms.get(algo.split("+")[0]).run, root)
     return digest([source_digest([CELL, *own], root), outside])
 
 
