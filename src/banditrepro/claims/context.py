@@ -62,13 +62,11 @@ class Context:
         return ref
 
     def _per_run(self, path, array: str, missing: str) -> dict[int, float]:
-        """{run index: value} of one per-run array of a summary; each summary file is read once."""
+        """{run index: value} of one per-run array of a summary, made once per (summary, array)."""
         if (path, array) not in self._cache:
-            if path not in self._cache:
-                if not Path(path).exists():
-                    raise NotRun(f"summary {path} not found")
-                self._cache[path] = load_summary(path)
-            s = self._cache[path]
+            if not Path(path).exists():
+                raise NotRun(f"summary {path} not found")
+            s = load_summary(path)  # read once per process (aggregate.load_summary)
             if array not in s:
                 raise NotRun(f"{path} has no {missing}")
             self._cache[(path, array)] = dict(zip(np.asarray(s["runs"]).tolist(),
