@@ -23,12 +23,16 @@ TARGET_SECONDS = 5.0
 SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
-def run_seconds(algorithm: str, horizon: int) -> float:
-    """Estimated seconds of one run of ``algorithm`` (name or id) at ``horizon``."""
+def kernel_seconds(algorithm: str, horizon: int) -> float:
+    """A run's kernel seconds by the kernel's ``ns_per_step`` (its spec, or the default for a plugin)."""
     from banditrepro import algorithms
 
-    spec = algorithms.get(algorithm.split("+")[0])
-    return RUN_SECONDS + horizon * spec.cost_ns_per_step * 1e-9
+    return horizon * algorithms.get(algorithm.split("+")[0]).cost_ns_per_step * 1e-9
+
+
+def run_seconds(algorithm: str, horizon: int) -> float:
+    """Estimated seconds of one run of ``algorithm`` (name or id) at ``horizon``."""
+    return RUN_SECONDS + kernel_seconds(algorithm, horizon)
 
 
 def runs_per_job(algorithm: str, horizon: int, runs: int, target_seconds: float = TARGET_SECONDS) -> int:

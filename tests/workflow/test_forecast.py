@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from banditrepro import jobsize
 from banditrepro.workflow import costs
 from banditrepro.workflow.estimate import estimate, load_config, report
 from banditrepro.workflow.plan import build_plan, split_key
@@ -56,11 +57,11 @@ def test_a_cells_kernel_cost_comes_from_its_sidecars_then_the_table_then_ns_per_
     assert source == "measured" and seconds == pytest.approx(0.02)  # (0.01 + 0.02 + 0.03) / 3, not the table's
     assert kernels.lookup(table) == (0.5, "reference")
     _, horizon, algo = split_key(neither)
-    assert kernels.lookup(neither) == (pytest.approx(costs.ns_per_step_seconds(algo, horizon)), "ns_per_step")
+    assert kernels.lookup(neither) == (pytest.approx(jobsize.kernel_seconds(algo, horizon)), "ns_per_step")
     from banditrepro import algorithms
 
     ns = algorithms.get(algo.split("+")[0]).cost_ns_per_step
-    assert costs.ns_per_step_seconds(algo, horizon) == pytest.approx(horizon * ns * 1e-9)
+    assert jobsize.kernel_seconds(algo, horizon) == pytest.approx(horizon * ns * 1e-9)
     # without a reference table (an installation without it): sidecars, else ns/step
     bare = costs.KernelCosts(plan, {})
     assert bare.lookup(here)[1] == "measured" and bare.lookup(table)[1] == "ns_per_step"

@@ -32,6 +32,8 @@ import math
 import os
 from pathlib import Path
 
+from banditrepro import jobsize
+
 REFERENCE = Path(__file__).with_name("kernel_costs.csv")
 CALIBRATE = "python benchmarks/calibrate_costs.py RESULTS_DIR"  # what regenerates REFERENCE
 FIELDS = ("algorithm_id", "dataset", "horizon", "runs", "kernel_cpu_seconds_per_run")
@@ -40,7 +42,7 @@ FIELDS = ("algorithm_id", "dataset", "horizon", "runs", "kernel_cpu_seconds_per_
 # process), measured on the reference machine (2-core 24 GiB VM, 2026-12-06) on warm default runs (kernels
 # cached, data prepared) at runs = 20, 100, 200: 196, 292, 444 shards of 9,180, 21,900, 37,800 runs, 23.6,
 # 29.2, 31.6 CPU-s beyond the kernels, split by the job logs' `body CPU seconds`
-# (docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4-session-9).
+# (docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4).
 # Fixed: the jobs that run once whatever the runs (19 figures 12.0-12.5, claims 0.9-1.7, run-time table
 # 0.4-0.9, report 0.2-0.3 CPU-s), the summaries' base (0.9 CPU-s for 189) and Snakemake itself (start, DAG,
 # scheduling: 4.4-5.4 CPU-s, the run's CPU less the kernels and every job body).
@@ -54,7 +56,7 @@ PIPELINE_PER_RUN = 0.00015
 SOURCES = ("measured", "reference", "ns_per_step")
 
 
-def _mean_kernel_seconds(sidecars, algo: str, dataset: str, horizon: int) -> tuple[float, int]:
+def _kernel_totals(sidecars, algo: str, dataset: str, horizon: int) -> tuple[float, int]:
     """Sum of ``kernel_cpu_seconds`` and runs counted over ``sidecars`` (paths) that describe this cell; a
     sidecar unreadable, of another cell or without kernel times counts nothing."""
     total, n = 0.0, 0
@@ -81,8 +83,7 @@ def cell_sidecars(results_dir: str, dataset: str, horizon: int, algo: str, code:
 
 def measured(results_dir: str, dataset: str, horizon: int, algo: str, code: str) -> float | None:
     """Mean kernel CPU-seconds per run of a cell, from the sidecars in ``results_dir`` (None: none there)."""
-    total, n = _mean_kernel_seconds(cell_sidecars(results_dir, dataset, horizon, algo, code), algo, dataset,
-                                    horizon)
+    total, n = _kernel_totals(cell_sidecars(results_dir, dataset, horizon, algo, code), algo, dataset, horizon)
     return total / n if n else None
 
 
@@ -95,13 +96,6 @@ def load_reference(path=REFERENCE) -> dict[tuple[str, str, int], float]:
         return {}
     return {(r["algorithm_id"], r["dataset"], int(r["horizon"])): float(r["kernel_cpu_seconds_per_run"])
             for r in rows}
-
-
-def ns_per_step_seconds(algo: str, horizon: int) -> float:
-    """A run's kernel seconds by the kernel's ``ns_per_step`` (its spec, or the default for a plugin)."""
-    from banditrepro import algorithms
-
-    return horizon * algorithms.get(algo.split("+")[0]).cost_ns_per_step * 1e-9
 
 
 class KernelCosts:
@@ -124,7 +118,7 @@ class KernelCosts:
             elif (algo, dataset, horizon) in self.reference:
                 self._cache[cell] = (self.reference[algo, dataset, horizon], "reference")
             else:
-                self._cache[cell] = (ns_per_step_seconds(algo, horizon), "ns_per_step")
+                self._cache[cell] = (jobsize.kernel_seconds(algo, horizon), "ns_per_step")
         return self._cache[cell]
 
 
@@ -140,32 +134,29 @@ def calibrate(results_dir: str) -> list[dict]:
     """Rows of the reference table from the sidecars of ``results_dir``: per (algorithm id, dataset, horizon)
     the runs measured and their mean kernel CPU-seconds, only from the code folders the current code would
     write (a folder of older code measured other kernels), every base seed together."""
-    from banditrepro.workflow import digests
-    from banditrepro.workflow.plan import CODE_CHARS
+    from banditrepro.workflow.plan import code_folder
 
-    rows, codes = [], {}
+    totals: dict[tuple, list] = {}  # (algorithm id, dataset, horizon) -> [seconds, runs], every seed together
+    codes = {}
     for folder in sorted(glob.glob(os.path.join(glob.escape(str(results_dir)), "cells", "seed*", "*", "T*", "*"))):
         dataset, horizon, algo = Path(folder).parts[-3:]
         if not horizon[1:].isdigit():
             continue
         if algo not in codes:
             try:
-                codes[algo] = digests.cell_code(algo)[:CODE_CHARS]
+                codes[algo] = code_folder(algo)
             except Exception:  # noqa: BLE001 -- an algorithm this package does not have: not calibrated
                 codes[algo] = None
         if codes[algo] is None:
             continue
         key = (algo, dataset, int(horizon[1:]))
-        total, n = _mean_kernel_seconds(sorted(glob.glob(os.path.join(glob.escape(folder), codes[algo], "runs*.json"))),
-                                        *key)
+        total, n = _kernel_totals(sorted(glob.glob(os.path.join(glob.escape(folder), codes[algo], "runs*.json"))),
+                                  *key)
         if n:
-            rows.append((key, total, n))
-    merged: dict[tuple, list] = {}
-    for key, total, n in rows:  # the same cell under several seeds
-        t = merged.setdefault(key, [0.0, 0])
-        t[0], t[1] = t[0] + total, t[1] + n
+            t = totals.setdefault(key, [0.0, 0])
+            t[0], t[1] = t[0] + total, t[1] + n
     return [{"algorithm_id": a, "dataset": d, "horizon": h, "runs": n, "kernel_cpu_seconds_per_run": f"{s / n:.6g}"}
-            for (a, d, h), (s, n) in sorted(merged.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0]))]
+            for (a, d, h), (s, n) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0]))]
 
 
 def write_reference(rows: list[dict], out=REFERENCE, note: str = "") -> None:

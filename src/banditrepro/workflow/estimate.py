@@ -35,7 +35,7 @@ FINAL_FILES = 12
 # fields), least squares over the default config's 196, 292 and 444 shards at runs = 20, 100, 200. A shard of
 # more runs deflates better and shares its own bytes, so a run costs fewer bytes in the larger shards of a
 # larger `runs` (per run alone, the forecast was 20 % too high at runs=200:
-# docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4-session-9). Kept here, not in the
+# docs/performance.md#cost-in-runs-and-the-forecast-issue-31-point-4). Kept here, not in the
 # format's module: a new measurement recomputes no shard.
 SHARD_BYTES = {2: {"duel": (1.45, 80.0, 23_000.0), "mab": (0.41, 80.0, 6_700.0)}}
 
@@ -107,7 +107,6 @@ def estimate(plan) -> dict:
     """Batches still to run, their lengths, CPU-hours, files and bytes of a plan (numbers, for ``report``).
     A batch runs when its receipt is missing or one of its shards is not complete for the prepared file as
     it is now (a dataset not prepared yet: every shard of it)."""
-    from banditrepro.cell import shard_complete
     from banditrepro.figures.panels import panel_status
     from banditrepro.workflow.batches import file_sha256
     from banditrepro.workflow.plan import split_key
@@ -119,15 +118,12 @@ def estimate(plan) -> dict:
     shas = {d: file_sha256(lay.prepared_file(d)) for d in {b.dataset for b in plan.batches}
             if Path(lay.prepared_file(d)).is_file()}
 
-    def complete(s) -> bool:
-        ds = split_key(s[0])[0]
-        return ds in shas and shard_complete(plan.shard(*s), shas[ds])
-
     todo, batches = [], []
     for b in plan.batches:
         if b.dataset in skip:
             continue
-        new = [s for s in b.shards if not complete(s)]
+        # a dataset not prepared yet: every shard of it
+        new = plan.incomplete_shards(b, shas[b.dataset]) if b.dataset in shas else list(b.shards)
         if new or not Path(plan.receipt(b.name)).is_file():
             batches.append(b)
             todo += new

@@ -216,8 +216,6 @@ class Plan:
         """Receipts that exist but whose batch has a shard missing or incomplete (``cell.shard_complete``)
         for the prepared file's sha256 the receipt records, e.g. a shard deleted by hand; an unreadable
         receipt too. Reads receipts and sidecars only: no data file is hashed."""
-        from banditrepro.cell import shard_complete
-
         stale = []
         for b in self.batches:
             path = self.receipt(b.name)
@@ -228,9 +226,15 @@ class Plan:
             except (OSError, ValueError, KeyError, TypeError):
                 stale.append(path)
                 continue
-            if not all(shard_complete(self.shard(*s), sha) for s in b.shards):
+            if self.incomplete_shards(b, sha):
                 stale.append(path)
         return stale
+
+    def incomplete_shards(self, batch, prepared_sha256: str) -> list:
+        """The shards of ``batch`` not complete (``cell.shard_complete``) for a prepared file of this sha256."""
+        from banditrepro.cell import shard_complete
+
+        return [s for s in batch.shards if not shard_complete(self.shard(*s), prepared_sha256)]
 
     def drop_stale_receipts(self, say=None) -> list[str]:
         """Remove ``stale_receipts`` (the main process at parse time, docs/decisions.md#receipts-checked): their
@@ -325,6 +329,11 @@ class Plan:
         return self.root_path("config/deviations.yaml")
 
 
+def code_folder(algo: str) -> str:
+    """The folder of an algorithm id's shards below its cell: the first ``CODE_CHARS`` of its code digest."""
+    return digests.cell_code(algo)[:CODE_CHARS]
+
+
 def build_plan(config: dict, root, scan=True) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, plan the shards of every cell and the batches computing them. ``scan``: look at which shards
@@ -356,7 +365,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
 
     for key, n in plan.cell_runs.items():
-        plan.codes[key] = digests.cell_code(split_key(key)[2])[:CODE_CHARS]
+        plan.codes[key] = code_folder(split_key(key)[2])
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
         plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing)
     minutes = config["batch_minutes"]
