@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import matplotlib
 import seaborn as sns
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 # challengers (config key `challengers`) in the order the config lists them: colours no algorithm uses
@@ -90,8 +91,12 @@ setup()
 
 def subplots(rows: int, cols: int, width: float = 4.2, height: float = 3.2, *, figsize=None,
              layout=None, **kwargs):
-    """A new ``Figure`` with a ``rows`` × ``cols`` array of axes (always 2-D)."""
+    """A new ``Figure`` with a ``rows`` × ``cols`` array of axes (always 2-D), on an Agg canvas."""
     fig = Figure(figsize=figsize or (width * cols, height * rows), layout=layout)
+    # A bare Figure has no renderer of its own: every layout query (tight_layout, each tick label's extent)
+    # built a new one, and text sizes are cached per renderer, so each query measured every label again. The
+    # Agg canvas keeps one renderer per size and dpi: 12 % less figure CPU, the same bytes (docs/performance.md)
+    FigureCanvasAgg(fig)
     return fig, fig.subplots(rows, cols, squeeze=False, **kwargs)
 
 

@@ -246,3 +246,14 @@ def test_table1_alpha_rows_ordered_distinct_and_on_one_formula(data, drawn):
     T, eta = lines["DP-TS-UCB (α=0)"].get_data()
     expect = [pv.regret_bounds_table(t, mu, alpha=0.0)[4].eta for t in T]
     assert np.allclose(eta, expect, rtol=1e-9)
+
+
+def test_layout_queries_share_one_renderer():
+    """A figure keeps one renderer for its layout queries (tight_layout, tick-label extents): text sizes are
+    cached per renderer, and a bare ``Figure`` built a new renderer, so a new cache, for every query."""
+    fig, axes = plotting.subplots(1, 2)
+    axes[0, 0].set_xlabel("horizon T")
+    first = fig._get_renderer()
+    fig.tight_layout()
+    assert fig._get_renderer() is first
+    assert axes[0, 0].xaxis.label._renderer in (None, first)
