@@ -92,6 +92,17 @@ def test_algorithms_ordered_by_their_runs():
     assert warmup.algorithm_ids(plan) == ["c2b", "rucb", "btm"]
 
 
+def test_each_module_goes_to_one_warm_up_process_in_priority_order():
+    from banditrepro.algorithms.builtin import MODULES
+
+    algos = ["rmed1", "c2b-kl", "rmed2", "rucb", "rmed1+alpha=0.6", "c2b-kl+pairs=literal", "btm"]
+    shares = warmup.modules_dealt(algos, 2)
+    assert shares == [["rmed1", "rmed2", "rmed1+alpha=0.6", "rucb"], ["c2b-kl", "c2b-kl+pairs=literal", "btm"]]
+    owner = {MODULES[a.split("+")[0]]: i for i, share in enumerate(shares) for a in share}
+    assert all(owner[MODULES[a.split("+")[0]]] == i for i, share in enumerate(shares) for a in share)
+    assert warmup.modules_dealt(["rmed1", "rmed2"], 2) == [["rmed1", "rmed2"]]  # no empty process
+
+
 def test_preload_leaves_errors_to_the_shards(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     warmup.preload(["no-such-algorithm", "rucb+alpha=oops"])  # the batch's shards report these, naming the cell
