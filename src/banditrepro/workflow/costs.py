@@ -133,15 +133,17 @@ def pipeline_seconds(shards: int, runs: int) -> float:
 def calibrate(results_dir: str) -> list[dict]:
     """Rows of the reference table from the sidecars of ``results_dir``: per (algorithm id, dataset, horizon)
     the runs measured and their mean kernel CPU-seconds, only from the code folders the current code would
-    write (a folder of older code measured other kernels), every base seed together."""
+    write (a folder of older code measured other kernels), every base seed together (``cell_sidecars``)."""
     from banditrepro.workflow.plan import code_folder
 
-    totals: dict[tuple, list] = {}  # (algorithm id, dataset, horizon) -> [seconds, runs], every seed together
-    codes = {}
-    for folder in sorted(glob.glob(os.path.join(glob.escape(str(results_dir)), "cells", "seed*", "*", "T*", "*"))):
+    cells = set()  # (dataset, horizon, algorithm id) with a folder under any base seed
+    for folder in glob.glob(os.path.join(glob.escape(str(results_dir)), "cells", "seed*", "*", "T*", "*")):
         dataset, horizon, algo = Path(folder).parts[-3:]
-        if not horizon[1:].isdigit():
-            continue
+        if horizon[1:].isdigit():
+            cells.add((dataset, int(horizon[1:]), algo))
+    codes = {}
+    rows = []
+    for dataset, horizon, algo in sorted(cells):
         if algo not in codes:
             try:
                 codes[algo] = code_folder(algo)
@@ -149,14 +151,12 @@ def calibrate(results_dir: str) -> list[dict]:
                 codes[algo] = None
         if codes[algo] is None:
             continue
-        key = (algo, dataset, int(horizon[1:]))
-        total, n = _kernel_totals(sorted(glob.glob(os.path.join(glob.escape(folder), codes[algo], "runs*.json"))),
-                                  *key)
+        total, n = _kernel_totals(cell_sidecars(results_dir, dataset, horizon, algo, codes[algo]), algo, dataset,
+                                  horizon)
         if n:
-            t = totals.setdefault(key, [0.0, 0])
-            t[0], t[1] = t[0] + total, t[1] + n
-    return [{"algorithm_id": a, "dataset": d, "horizon": h, "runs": n, "kernel_cpu_seconds_per_run": f"{s / n:.6g}"}
-            for (a, d, h), (s, n) in sorted(totals.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0]))]
+            rows.append({"algorithm_id": algo, "dataset": dataset, "horizon": horizon, "runs": n,
+                         "kernel_cpu_seconds_per_run": f"{total / n:.6g}"})
+    return rows
 
 
 def write_reference(rows: list[dict], out=REFERENCE, note: str = "") -> None:
