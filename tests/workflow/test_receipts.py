@@ -15,7 +15,7 @@ import yaml
 
 from banditrepro.workflow import batches
 from banditrepro.workflow.estimate import estimate
-from banditrepro.workflow.plan import build_plan
+from banditrepro.workflow.plan import build_plan, kernel_of, pack_batches
 from tests.workflow.common import ROOT, TEST_CONFIG
 
 
@@ -44,13 +44,15 @@ def test_a_batch_name_covers_the_base_seed_runs_and_code_but_not_the_results_fol
     by_name = {b.name: b.shards for b in [*more.batches, *seed7.batches]}
     assert all(by_name[b.name] == b.shards for b in [*more.batches, *seed7.batches])
     assert set(_names(more)) != set(_names(seed7))
-    # an edited kernel: its cells' shards sit in a folder of another code digest, so their batches are renamed
-    cell = next(iter(seed7.codes))
-    seed7.codes[cell] = "0" * 12
-    renamed = batches.pack(seed7.all_shards(), seed7.shard_seconds, lambda c: c.split("/")[0], seed7.shard_id,
-                           seed7.config["shard_seconds"], algorithm_of=lambda c: c.split("/")[2])
+    # an edited kernel: its cells' shards sit in folders of another code digest, so their batches are renamed,
+    # and no other algorithm's
+    kernel = kernel_of(next(iter(seed7.codes)))
+    edited = {c for c in seed7.codes if kernel_of(c) == kernel}
+    for cell in edited:
+        seed7.codes[cell] = "0" * 12
+    renamed = pack_batches(seed7, seed7.config)
     changed = {s for s, n in _names(build_plan(_config(), ROOT)).items() if n not in {b.name for b in renamed}}
-    assert changed and {c for c, _, _ in changed} == {cell}
+    assert changed and {c for c, _, _ in changed} == edited
 
 
 def _finish(plan, batch, sha="a" * 64):

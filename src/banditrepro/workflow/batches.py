@@ -62,13 +62,13 @@ def batch_name(dataset: str, relpaths) -> str:
 
 
 def pack(shards, seconds, dataset_of, shard_id, target_seconds: float, algorithm_of=None) -> list[Batch]:
-    """Batches of ``shards`` (a fixed order: dataset, cell, first run), each of one dataset (a batch reads one
-    prepared file) and cut greedily: a batch takes the next shard while its estimated work stays within
-    ``target_seconds`` (a shard longer than that is a batch alone). ``seconds(*shard)``: a shard's work;
-    ``shard_id(*shard)``: its path under the results folder (base seed and code digest included), which names
-    the batch (docs/decisions.md#batch-identity). ``algorithm_of`` (local runs): a batch also holds one
-    algorithm only, so a kernel that fails blocks only its own cells and adding an algorithm (a challenger)
-    never regroups another's shards."""
+    """Batches of ``shards`` (in a fixed order, grouped by dataset and, locally, by algorithm), each of one
+    dataset (a batch reads one prepared file) and cut greedily: a batch takes the next shard while its
+    estimated work stays within ``target_seconds`` (a shard longer than that is a batch alone).
+    ``seconds(*shard)``: a shard's work; ``shard_id(*shard)``: its path under the results folder (base seed
+    and code digest included), which names the batch (docs/decisions.md#batch-identity). ``algorithm_of``
+    (local runs: the kernel, all its parameter sets): a batch also holds one algorithm only, so a kernel that
+    fails blocks only its own cells and adding an algorithm (a challenger) never regroups another's shards."""
     out, current, work = [], [], 0.0
     group = (lambda c: (dataset_of(c), algorithm_of(c))) if algorithm_of else dataset_of
 

@@ -88,7 +88,7 @@ def imports(module: str, root: Path = ROOT) -> set[str]:
         return set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -158,9 +158,21 @@ def code_shape(source: bytes | str, filename: str = "<source>") -> str:
     return _shape(ast.parse(source, filename=filename))
 
 
+@functools.lru_cache(maxsize=512)
+def _parsed(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_bytes(), filename=str(path))
+
+
+def _tree(path: Path) -> ast.Module:
+    """The syntax tree of a source file, parsed once per process for the import walk and the digest (read-only:
+    neither changes it)."""
+    st = path.stat()
+    return _parsed(path, st.st_mtime_ns, st.st_size)
+
+
 @functools.cache
 def _file_shape(path: Path, mtime_ns: int, size: int) -> str:
-    return code_shape(path.read_bytes(), str(path))
+    return _shape(_parsed(path, mtime_ns, size))
 
 
 def file_shape(path: Path) -> str:

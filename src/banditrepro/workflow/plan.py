@@ -52,6 +52,15 @@ def split_key(key: str) -> tuple[str, int, str]:
     return dataset, int(horizon[1:]), algo
 
 
+def dataset_of(key: str) -> str:
+    return key.partition("/")[0]
+
+
+def kernel_of(key: str) -> str:
+    """The algorithm a cell runs, without its parameters (``rucb`` of ``sushi16/T100000/rucb+alpha=0.6``)."""
+    return split_key(key)[2].partition("+")[0]
+
+
 def existing_shards(folder) -> dict[int, int]:
     """first run -> last run of every shard file in ``folder`` (the longest where several start alike)."""
     try:
@@ -167,8 +176,8 @@ class Plan:
         return (last - first + 1) * jobsize.run_seconds(algo, horizon)
 
     def all_shards(self) -> list[tuple[str, int, int]]:
-        """Every shard of every cell in the batches' order: by dataset (a batch reads one prepared file), cell,
-        first run."""
+        """Every shard of every cell in the cluster batches' order: by dataset (a batch reads one prepared file),
+        cell, first run (local batches take each dataset's shards algorithm by algorithm: ``build_plan``)."""
         return sorted(((c, a, b) for c, held in self.cell_shards.items() for a, b in held),
                       key=lambda s: (split_key(s[0])[0], s[0], s[1]))
 
@@ -334,6 +343,18 @@ def code_folder(algo: str) -> str:
     return digests.cell_code(algo)[:CODE_CHARS]
 
 
+def pack_batches(plan: Plan, config: dict) -> list:
+    """The plan's batches. Cluster mode (``batch_minutes`` set): a dataset's shards, any algorithms, about
+    ``batch_minutes`` each. Local runs: about ``shard_seconds`` each, of one algorithm, taking every parameter
+    set and horizon of its kernel together (one job for a kernel's many small cells, not one per cell)."""
+    minutes = config["batch_minutes"]
+    if minutes is not None:
+        return batching.pack(plan.all_shards(), plan.shard_seconds, dataset_of, plan.shard_id, minutes * 60)
+    shards = sorted(plan.all_shards(), key=lambda s: (dataset_of(s[0]), kernel_of(s[0]), s[0], s[1]))
+    return batching.pack(shards, plan.shard_seconds, dataset_of, plan.shard_id, config["shard_seconds"],
+                         algorithm_of=kernel_of)
+
+
 def build_plan(config: dict, root, scan=True) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, plan the shards of every cell and the batches computing them. ``scan``: look at which shards
@@ -368,11 +389,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
         plan.codes[key] = code_folder(split_key(key)[2])
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
         plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing)
-    minutes = config["batch_minutes"]
-    target = minutes * 60 if minutes is not None else config["shard_seconds"]
-    plan.batches = batching.pack(plan.all_shards(), plan.shard_seconds, lambda cell: split_key(cell)[0],
-                                 plan.shard_id, target,
-                                 algorithm_of=None if minutes is not None else lambda cell: split_key(cell)[2])
+    plan.batches = pack_batches(plan, config)
     plan.batch_of = {b.name: b for b in plan.batches}
     for b in plan.batches:
         for cell in dict.fromkeys(c for c, _, _ in b.shards):
