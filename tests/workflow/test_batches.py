@@ -235,3 +235,29 @@ def test_local_batches_hold_one_algorithm_cluster_batches_one_dataset():
     assert len(pack(shards, *args)) == 1
     with_new = pack(shards + [("d/T10/z", 0, 0)], *args, algorithm_of=lambda cell: cell.split("/")[2])
     assert {b.name for b in local} < {b.name for b in with_new}
+
+
+def test_local_batches_take_a_kernels_cells_together(tmp_path, monkeypatch):
+    """The default config's local batches: each holds one kernel's shards (any parameter sets and horizons)
+    of one dataset, the small cells of a kernel share a job, and every shard is in exactly one batch; cluster
+    batches mix a dataset's algorithms."""
+    import yaml
+
+    from banditrepro.workflow.plan import build_plan, dataset_of, kernel_of
+
+    monkeypatch.chdir(tmp_path)
+    cfg = check_config(yaml.safe_load((ROOT / "config/config.yaml").read_text()),
+                       ROOT / "workflow/schemas/config.schema.yaml")
+    plan = build_plan(cfg, ROOT, scan=False)
+    held = [s for b in plan.batches for s in b.shards]
+    assert sorted(held) == sorted(plan.all_shards())
+    for b in plan.batches:
+        assert len({(dataset_of(c), kernel_of(c)) for c, _, _ in b.shards}) == 1, b
+        assert b.seconds <= cfg["shard_seconds"] or len(b.shards) == 1
+    mixed = [b for b in plan.batches if len({c for c, _, _ in b.shards}) > 1]
+    assert any(len({c.split("/")[2] for c, _, _ in b.shards}) > 1 for b in mixed)  # parameter sets together
+    assert any(len({c.split("/")[1] for c, _, _ in b.shards}) > 1 for b in mixed)  # horizons together
+    assert len(plan.batches) < len(plan.cell_runs) / 2
+    cluster = build_plan({**cfg, "batch_minutes": 20}, ROOT, scan=False)
+    assert len(cluster.batches) < len({dataset_of(c) for c in cluster.cell_runs}) * 2
+    assert any(len({kernel_of(c) for c, _, _ in b.shards}) > 1 for b in cluster.batches)
