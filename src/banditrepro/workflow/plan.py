@@ -177,7 +177,7 @@ class Plan:
 
     def all_shards(self) -> list[tuple[str, int, int]]:
         """Every shard of every cell in the cluster batches' order: by dataset (a batch reads one prepared file),
-        cell, first run (local batches take each dataset's shards algorithm by algorithm: ``build_plan``)."""
+        cell, first run (local batches take each dataset's shards algorithm by algorithm: ``pack_batches``)."""
         return sorted(((c, a, b) for c, held in self.cell_shards.items() for a, b in held),
                       key=lambda s: (split_key(s[0])[0], s[0], s[1]))
 
