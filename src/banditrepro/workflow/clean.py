@@ -114,12 +114,12 @@ def current_shards(plan, algo: str | None) -> tuple[list[Path], list[str], list[
     they feed: the cells' summaries and the outputs of the figures drawing them. Snakemake does not rerun a
     job whose output is missing while what it feeds is there, so the chain up to the figures goes; claims,
     tables and report follow from the newer figures. ReproError for an algorithm the plan does not have."""
-    from banditrepro.workflow.plan import cell_key, split_key
+    from banditrepro.workflow.plan import cell_key, kernel_of, split_key
 
     cells = sorted(plan.cell_shards)
     if algo is not None:
-        known = sorted({split_key(c)[2].split("+")[0] for c in cells})
-        cells = [c for c in cells if algo in (split_key(c)[2], split_key(c)[2].split("+")[0])]
+        known = sorted({kernel_of(c) for c in cells})
+        cells = [c for c in cells if algo in (split_key(c)[2], kernel_of(c))]
         if not cells:
             raise ReproError(f"--shards: no cell of this config runs algorithm {algo!r} (its algorithms: "
                              f"{', '.join(known)}); nothing removed")

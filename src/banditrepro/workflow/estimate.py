@@ -109,7 +109,7 @@ def estimate(plan) -> dict:
     it is now (a dataset not prepared yet: every shard of it)."""
     from banditrepro.figures.panels import panel_status
     from banditrepro.workflow.batches import file_sha256
-    from banditrepro.workflow.plan import split_key
+    from banditrepro.workflow.plan import dataset_of, split_key
 
     lay = plan.layout
     # an optional (network) dataset its probe found unavailable: no figure asks for its cells, none is
@@ -138,7 +138,7 @@ def estimate(plan) -> dict:
     files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
     if todo:
         files += FIGURE_FILES * len(plan.figures) + FINAL_FILES
-    cells = [c for c in plan.cell_shards if split_key(c)[0] not in skip]
+    cells = [c for c in plan.cell_shards if dataset_of(c) not in skip]
     limit = plan.config.get("partition_minutes")
     return {"cells": len(cells), "shards": sum(len(plan.cell_shards[c]) for c in cells),
             "new_shards": len(todo), "new_runs": runs, "batches": len(batches),

@@ -179,7 +179,7 @@ class Plan:
         """Every shard of every cell in the cluster batches' order: by dataset (a batch reads one prepared file),
         cell, first run (local batches take each dataset's shards algorithm by algorithm: ``pack_batches``)."""
         return sorted(((c, a, b) for c, held in self.cell_shards.items() for a, b in held),
-                      key=lambda s: (split_key(s[0])[0], s[0], s[1]))
+                      key=lambda s: (dataset_of(s[0]), s[0], s[1]))
 
     # --- batches ---------------------------------------------------------------------------------------------
     def batch(self, name: str):
@@ -257,7 +257,7 @@ class Plan:
         return stale
 
     def prepared_of_cell(self, cell: str) -> str:
-        return self.layout.prepared_file(split_key(cell)[0])
+        return self.layout.prepared_file(dataset_of(cell))
 
     def figure_outputs(self, fig) -> list[str]:
         return self.layout.figure_outputs(fig.paper, fig.id)
