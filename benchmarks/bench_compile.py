@@ -2,9 +2,10 @@
 
     python benchmarks/bench_compile.py [--config config/config.yaml] [--warm-s 54.5] [--clone-ratio 1.01]
 
-Compiles every algorithm id of the config's cells in one new interpreter with an empty kernel cache (as the
-warm-up does, one step on a 3-arm instance) and times each numba compilation through numba's
-``numba:compile`` events, its nested compilations subtracted, so every CPU-second is counted once. It prints:
+Compiles every algorithm id of the config's cells (``warmup.algorithm_ids`` of its plan, challengers included)
+in one new interpreter with an empty kernel cache, as the warm-up does (one step on a 3-arm instance), and
+times each numba compilation through numba's ``numba:compile`` events, its nested compilations subtracted, so
+every CPU-second is counted once. It prints:
 
 - the total, and the number of compiled functions: the kernels (compiled from Python), the helpers they call,
   and numba's own library code (the ``np.random.Generator`` distributions, ``np.empty`` and friends);
@@ -33,14 +34,14 @@ ROOT = Path(__file__).resolve().parents[1]
 _COMPILE = r"""
 import collections, json, sys, time
 from pathlib import Path
-import yaml
 from numba.core import event
 from banditrepro import warmup
-from banditrepro.manifest import cells, load_manifest
+from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.plan import build_plan
 
+# the algorithm ids the warm-up compiles for this config (challengers included), in its order
 root, config = Path(sys.argv[1]), Path(sys.argv[2])
-cfg = yaml.safe_load(config.read_text())
-algos = list(dict.fromkeys(a for _, _, a in cells(load_manifest(root / cfg["manifest"], papers=cfg["papers"]))))
+algos = warmup.algorithm_ids(build_plan(load_config(root, configfiles=[config]), root, scan=False))
 stack, rows = [], []
 
 class Timer(event.Listener):
