@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from banditrepro import ReproError, __version__, algorithms
-from banditrepro.atomic import fsync_dir, write_json, write_npz
+from banditrepro.atomic import write_json, write_npz
 from banditrepro.grid import regret_grid
 from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
 from banditrepro.regret import regret_table
@@ -196,34 +196,24 @@ def shard_sidecar(results: list[CellResult]) -> dict[str, Any]:
 
 
 def write_shard(results: list[CellResult], path: str | Path, prepared_sha256: str | None = None) -> None:
-    """A shard (deterministic bytes) and its ``.json`` sidecar, sidecar first (see ``write_cell``), synced. An older
-    ``.npz`` at ``path`` is removed before the new sidecar is written, so a write killed halfway never pairs
-    the new sidecar with the old file (``shard_complete`` would take that for done)."""
+    """A shard (deterministic bytes) and its ``.json`` sidecar (wall times, versions), sidecar first, each replaced
+    atomically and synced. The ``.npz`` is what makes the shard complete (``shard_complete``): written last, so a
+    write killed halfway leaves at most a sidecar, and a second writer of the same name writes the same bytes."""
     path = Path(path)
     side = shard_sidecar(results)
     if prepared_sha256 is not None:
         side["prepared_sha256"] = prepared_sha256
-    if path.exists():  # a rewrite: the old .npz gone for good before the new sidecar lands
-        path.unlink()
-        fsync_dir(path.parent)
     # durable (docs/decisions.md#durable-writes): both files' data synced; the directory once, after the .npz
     # (both renames are in it), before the shard can count as complete
     write_json(path.with_suffix(".json"), side, durable=True, sync_dir=False)
     write_npz(path, shard_arrays(results), durable=True)
 
 
-def shard_complete(path: str | Path, prepared_sha256: str) -> bool:
-    """Whether a shard is done for the current prepared dataset: its ``.npz`` exists (written atomically and
-    last, so whole) and its sidecar records that dataset's sha256. A shard of an older version (no
-    ``prepared_sha256``) or of a re-derived dataset with other bytes is not."""
-    path = Path(path)
-    if not path.is_file():
-        return False
-    try:
-        side = json.loads(path.with_suffix(".json").read_text())
-    except (OSError, ValueError):
-        return False
-    return isinstance(side, dict) and side.get("prepared_sha256") == prepared_sha256
+def shard_complete(path: str | Path) -> bool:
+    """Whether a shard is done: its ``.npz`` exists. Its name covers everything its bytes depend on
+    (banditrepro/workflow/names.py) and it is written atomically and last, so a file under its name is whole
+    and current; nothing else is consulted."""
+    return Path(path).is_file()
 
 
 def simulate_shard(algorithm_id: str, prepared: str | Path, horizon: int, first: int, last: int,

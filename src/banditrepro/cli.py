@@ -272,10 +272,8 @@ def cmd_probe(args) -> int:
 
 def cmd_prepare(args) -> int:
     cat = _catalog(args)
-    if args.out and Path(args.out).name != f"{args.dataset}.json":
-        raise ReproError(f"--out must name {args.dataset}.json, got {args.out}")
-    prepared_dir = Path(args.out).parent if args.out else args.prepared_dir
-    rec = cat.prepare(args.dataset, args.raw_dir, prepared_dir)
+    inputs = dict(pair.partition("=")[::2] for pair in args.input or ())
+    rec = cat.prepare(args.dataset, args.raw_dir, args.prepared_dir, out=args.out, inputs=inputs)
     cw = rec.get("condorcet_label")
     print(f"{args.dataset}: prepared" + (f", Condorcet winner {cw}" if cw else ""))
     return 0
@@ -417,6 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("prepare", help="derive a dataset from its raw files into data/prepared/<name>.json")
     s.add_argument("dataset")
     s.add_argument("--out", type=_output(".json"), help="the prepared file (default: <prepared-dir>/<dataset>.json)")
+    s.add_argument("--input", action="append", metavar="DATASET=FILE",
+                   help="the prepared file of a dataset this one derives from (default <prepared-dir>/<dataset>.json)")
     s.add_argument("--entry", help="the dataset's declaration as JSON (instead of the catalog's or config's)")
     data_opts(s, mirrors=False)
     config_opt(s)

@@ -1,24 +1,40 @@
-"""A numba cache that survives a fresh clone or a moved folder (docs/decisions.md#kernel-cache).
+"""A numba cache keyed by the sources a kernel is compiled from, wherever they are (docs/decisions.md#kernel-cache).
 
-numba files a module's compiled kernels under a folder named by a hash of the module's absolute folder, so a
-clone elsewhere, a renamed checkout or a temporary copy compiles every kernel again (about 30 CPU-s for the
-built-in kernels). ``ContentKeyedLocator`` files them under the module's dotted name and a hash of its
-bytes instead: the same source compiled anywhere finds the same cache, and an edited one gets a new folder.
+numba files a module's compiled kernels under a folder named by a hash of the module's absolute folder and
+checks them against the module's own file only: a clone elsewhere recompiles every kernel (about 30 CPU-s),
+and an edit of a helper another module inlines or calls (``banditrepro.recorder``, ``algorithms/ties.py``)
+loads the stale kernel. ``ContentKeyedLocator`` files a module's kernels under its dotted name and a hash of
+the bytes of its static import closure (the module and every package module it imports, transitively): the
+same sources compiled anywhere find the same cache, and an edit of any of them gets a new folder.
 
 numba asks for it through its public ``NUMBA_CACHE_LOCATOR_CLASSES`` setting, which ``banditrepro``'s
 ``__init__`` sets (unless the user did) before numba is imported. If numba's internals differ from what this
 module expects, one warning is printed and numba's own locators are used: the cost is a recompile, never a
 failure.
+
+``kernel_lock`` keeps a job and a warm-up process (``banditrepro.warmup``) from compiling one module at once;
+its wait is bounded and ends on a stop request, so it can never hang a run.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import functools
 import hashlib
 import os
+import time
 import warnings
+from pathlib import Path
 
 LOCATOR = f"{__name__}.ContentKeyedLocator"  # the value for NUMBA_CACHE_LOCATOR_CLASSES
+
+# How long a kernel lock is waited for before compiling without it. Whoever holds it loads or compiles one
+# module: a large kernel compiles in about 1.3 CPU-s, a whole module (c2b-kl, its variants) in up to ~7 CPU-s,
+# ~15 s of wall time on a loaded machine (docs/decisions.md#kernel-cache). 120 s is far beyond any honest
+# holder, so only a hung one (a stopped process, a lock an NFSv3 server never grants) is passed by.
+LOCK_TIMEOUT = 120.0
+_POLL = 0.05  # seconds between non-blocking attempts: a stop request is seen within this
 
 _warned = False
 
@@ -28,7 +44,8 @@ def _warn_once(exc: BaseException) -> None:
     if not _warned:
         _warned = True
         warnings.warn(f"banditrepro: numba's cache internals changed ({type(exc).__name__}: {exc}); kernels are "
-                      "cached by numba's default rules (a moved or new copy of the project recompiles them)",
+                      "cached by numba's default rules (a moved or new copy of the project recompiles them, and "
+                      "an edit of a helper in another module is not seen: empty NUMBA_CACHE_DIR after one)",
                       RuntimeWarning, stacklevel=3)
 
 
@@ -38,20 +55,110 @@ def _numba_defaults() -> list:
     return list(getattr(caching.CacheImpl, "_locator_classes", []))
 
 
-def source_digest(path: str) -> str:
-    with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+# --- what a module's kernels are compiled from ----------------------------------------------------------
+
+
+def _stamp(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return str(path), st.st_mtime_ns, st.st_size
+
+
+@functools.cache
+def _files_digest(stamps: tuple[tuple[str, tuple[str, int, int]], ...]) -> str:
+    h = hashlib.sha256()
+    for name, (path, _, _) in stamps:
+        h.update(name.encode() + b"\0")
+        h.update(Path(path).read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def files_digest(named) -> str:
+    """Hash of the bytes of ``(name, path)`` files, read once per process per state (mtime, size) of them."""
+    return _files_digest(tuple((name, _stamp(Path(path))) for name, path in named))
+
+
+def _package_root(module: str, path: Path) -> Path | None:
+    """The ``banditrepro`` folder ``path`` belongs to if it is the file of package module ``module``, else None."""
+    from banditrepro.workflow import digests
+
+    parts = module.split(".")
+    if parts[0] != digests.PACKAGE:
+        return None
+    up = len(parts) - (1 if path.name == "__init__.py" else 2)
+    if up < 0 or up >= len(path.parents):
+        return None
+    root = path.parents[up]
+    return root if digests.module_file(module, root) == path else None
+
+
+@functools.cache
+def closure_files(modules: tuple[str, ...], root: Path) -> tuple[tuple[str, Path], ...]:
+    """(dotted name, file) of every package module that importing ``modules`` executes, from ``root``.
+
+    Walked once per process, as digests' own walk: an import added meanwhile counts from the next process on,
+    while the files' bytes are stamped again at every call of ``files_digest``."""
+    from banditrepro.workflow import digests
+
+    return tuple((m, digests.module_file(m, root)) for m in digests.closure(list(modules), root))
+
+
+def package_imports(path: Path) -> set[str]:
+    """Names of ``banditrepro`` modules a file outside the package (a plugin's) imports, as written."""
+    from banditrepro.workflow import digests
+
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            # `from banditrepro.x import y`: y may be a submodule; closure() drops the names that are not
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+    return {m for m in found if m.split(".")[0] == digests.PACKAGE}
+
+
+def source_digest(module: str, path) -> str:
+    """Hash of what ``module``'s kernels are compiled from: the bytes of its import closure in the package.
+
+    Bytes, not syntax trees: numba's compiled code carries the source's line numbers (tracebacks, the
+    per-function disambiguator), so a comment that shifts lines must not load kernels compiled before it.
+    A file outside the package (a plugin's module) counts with the closures of the ``banditrepro`` modules it
+    imports (an inlined ``banditrepro.recorder``), but not the plugin's own other modules: those are covered by
+    the plugin's cache folder (``banditrepro.plugins.cache_dir``), when numba's cache is ours.
+    """
+    path = Path(path).resolve()
+    root = _package_root(module, path)
+    if root is not None:
+        return files_digest(closure_files((module,), root))
+    return outside_digest([("", path)])
+
+
+def outside_digest(named) -> str:
+    """Hash of ``(name, path)`` files outside the package (a plugin's) and of the closures of the package
+    modules they import: what their kernels compile from, as far as this package goes."""
+    from banditrepro.workflow import digests
+
+    named = [(name, Path(path)) for name, path in named]
+    ours = tuple(sorted(set().union(*(package_imports(path) for _, path in named))))
+    return files_digest([*named, *closure_files(ours, digests.ROOT)])
 
 
 def folder_name(module: str, digest: str) -> str:
-    """The cache subfolder of a module's kernels: its dotted name and a hash of its bytes."""
+    """The cache subfolder of a module's kernels: its dotted name and a hash of the sources they compile from."""
     return f"{module}-{digest[:20]}"
 
 
 def module_cached(cache_dir: str, module: str, path: str) -> bool:
-    """True if kernels of this module's current source were cached (any index file in its folder)."""
-    folder = os.path.join(cache_dir, folder_name(module, source_digest(path)))
+    """True if kernels of this module's current closure were cached (any index file in its folder)."""
+    folder = os.path.join(cache_dir, folder_name(module, source_digest(module, path)))
     return os.path.isdir(folder) and any(f.endswith(".nbi") for f in os.listdir(folder))
+
+
+# --- the locator numba asks for -------------------------------------------------------------------------
 
 
 def _build(py_func, py_file):
@@ -65,7 +172,8 @@ def _build(py_func, py_file):
     class Located(_CacheLocator):
         def __init__(self):
             self._py_file = py_file  # as on numba's own locators: its "cannot cache" warning names the file
-            self._digest = source_digest(py_file)  # hashed once: the bytes this process compiled from
+            # hashed when the kernel is decorated, i.e. imported: the sources this process compiles from
+            self._digest = source_digest(py_func.__module__, py_file)
             self._lineno = py_func.__code__.co_firstlineno
             self._path = os.path.join(config.CACHE_DIR, folder_name(py_func.__module__, self._digest))
 
@@ -73,7 +181,7 @@ def _build(py_func, py_file):
             return self._path
 
         def get_source_stamp(self):
-            # the index is valid for these bytes, whatever the file's path or mtime
+            # the index is valid for these sources, whatever their paths or mtimes
             return self._digest
 
         def get_disambiguator(self):
@@ -85,7 +193,7 @@ def _build(py_func, py_file):
 
 
 class ContentKeyedLocator:
-    """The entry numba looks up: ``from_function`` returns a locator keyed by the source's content, or one of
+    """The entry numba looks up: ``from_function`` returns a locator keyed by the sources' content, or one of
     numba's default locators when ours cannot be built (one warning per process)."""
 
     @classmethod
@@ -106,29 +214,67 @@ class ContentKeyedLocator:
         return None
 
 
+# --- one compile of a module at a time ------------------------------------------------------------------
+
+
+def _fcntl():
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: each process compiles on its own, as numba does by default
+        return None
+    return fcntl
+
+
+def _open_lock(folder: str, name: str) -> int | None:
+    """A descriptor of the module's lock file, or None in a cache folder we cannot write (numba cannot either)."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        return os.open(os.path.join(folder, f"compile-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None
+
+
+def _acquire(fcntl, fd: int, name: str) -> bool:
+    """Take the lock, polling rather than blocking: a blocking ``flock`` is deaf to Ctrl-C and SIGTERM in a job
+    thread and can hang for good on NFSv3. A stop request raises ``Stopped``; after ``LOCK_TIMEOUT``, or where
+    the file system has no locks, False: the caller compiles without it. A race costs CPU only, never a bad
+    kernel: numba writes every cache file to a temporary name and ``os.replace``s it into place
+    (``numba/core/caching.py``, ``_CacheImpl._open_for_write``), so a reader sees a whole file or none."""
+    from banditrepro.workflow import stop
+
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:  # held by another process or thread
+            pass
+        except OSError:  # no lock service (ENOLCK: an NFS mount without lockd)
+            return False
+        left = deadline - time.monotonic()
+        if left <= 0:
+            warnings.warn(f"banditrepro: the compile lock of {name} was held for {LOCK_TIMEOUT:g} s; compiling "
+                          "without it (at worst the kernel is compiled twice)", RuntimeWarning, stacklevel=4)
+            return False
+        stop.wait(min(_POLL, left))  # Stopped as soon as a stop is requested
+
+
 @contextlib.contextmanager
 def kernel_lock(algorithm: str):
     """Held while ``algorithm``'s kernel is loaded or compiled, across processes and threads; one lock per
-    module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``)."""
+    module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``; waited
+    for at most ``LOCK_TIMEOUT``, and ``Stopped`` on a stop request meanwhile)."""
     from banditrepro.algorithms.builtin import MODULES
 
     name = MODULES.get(algorithm, algorithm)
     folder = os.environ.get("NUMBA_CACHE_DIR")
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: each process compiles on its own, as numba does by default
-        fcntl = None
-    if not folder or fcntl is None:
+    fcntl = _fcntl()
+    fd = _open_lock(folder, name) if folder and fcntl is not None else None
+    if fd is None:
         yield
         return
     try:
-        os.makedirs(folder, exist_ok=True)
-        fd = os.open(os.path.join(folder, f"compile-{name}.lock"), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        yield  # a read-only cache: numba will not cache either
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _acquire(fcntl, fd, name)
         yield
     finally:
-        os.close(fd)  # releases the lock
+        os.close(fd)  # releases the lock if taken

@@ -1,33 +1,36 @@
 """Every path the pipeline reads or writes, in one object.
 
 A ``Layout`` is built from a config's ``results_dir`` and ``base_seed`` (and the data folder, shared by
-every config because prepared datasets depend on the catalog only). Rules, job bodies, the CLI, figure
-drawers, claim tests and the report all take one and never spell a path themselves, so the layout below
-is written exactly once:
+every config) and, for everything stored by name, the plan's ``Names`` (banditrepro/workflow/names.py: the
+key of each stored result). Rules, job bodies, the CLI, figure drawers, claim tests and the report all take
+one and never spell a path themselves, so the layout below is written exactly once:
 
     data/raw/<source>                                   verified raw files
-    data/prepared/<dataset>.json                        derived instances
+    data/prepared/<dataset>/<data key>.json             derived instances, named by what they derive from
     data/status/<dataset>.json                          probe verdict of an optional (network) dataset
-    <results>/cells/seed<base_seed>/<dataset>/T<h>/<algo>/<code>/runs<a>-<b>.npz
-                                                        runs a..b of a cell (+ .json sidecar); <code>: the
-                                                        digest of the code it runs (workflow/plan.py)
-    <results>/batches/<batch>.json                      receipt of a batch of shards (workflow/batches.py)
-    <results>/logs/shards-computed.log                  one line per shard computed (workflow/shard_claims.py)
-    <results>/summaries/<dataset>/T<h>/<algo>.npz       one cell's runs summarised
-    <results>/figures/<paper>/<figure>.{png,pdf}
-    <results>/tables/<paper>/<figure>.{csv,md,tex}, <results>/tables/runtime.csv
-    <results>/claims.csv, report.md, reproduction.md, software.json (the run's software stack)
-    <results>/leaderboards/<paper>.{csv,md,png,pdf}     only with challengers (banditrepro/leaderboard.py)
+    <results>/cells/<dataset>/T<h>/<algo>/<cell key>/runs<a>-<b>.npz
+                                                        runs a..b of a cell (+ .json sidecar); the key covers
+                                                        code, data, horizon, base seed, format and stack
+    <results>/summaries/<dataset>/T<h>/<algo>/<summary key>.npz   runs 0..n-1 of a cell summarised
+    <results>/store/<kind>/.../<key>/                   figures, tables, claims, leaderboards, report, run-time
+                                                        table and software stack, each named by what it reads
+    <results>/batches/<batch>.json                      cluster mode: the shards a batch computes (its name
+                                                        is their digest); <batch>.done its end (temporary)
+    <results>/figures/<paper>/<figure>.{png,pdf}        published copies of the store's entries (the fixed
+    <results>/tables/<paper>/<figure>.{csv,md,tex}      paths a reader opens), brought up to date by the
+    <results>/tables/runtime.csv, leaderboards/…        last step of every run (workflow/publish.py);
+    <results>/claims.csv, report.md, reproduction.md,   <results>/published.json lists them with the key
+    software.json                                       each was made from
     logs/ (results/) or logs/<name>/ (results/<name>)   job logs
 
-Paths are relative (to the project root, where Snakemake runs) unless the user configured absolute ones,
-so nothing recorded depends on where the checkout lives. Cells sit under their base seed, so two seeds
-never share a cell file; everything after the cells is per ``results_dir``.
+``layout.stored()`` is the same layout whose published paths are the store's entries: what every job reads
+and writes. Paths are relative (to the project root, where Snakemake runs) unless the user configured
+absolute ones, so nothing recorded depends on where the checkout lives.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_BASE_SEED = 20240601  # the one place the default root seed is written (schema default mirrors it)
@@ -35,19 +38,56 @@ DEFAULT_RESULTS_DIR = "results"
 DEFAULT_DATA_DIR = "data"
 
 
+@dataclass
+class Names:
+    """The key of every stored result of a plan (banditrepro/workflow/names.py computes them)."""
+
+    data: dict = field(default_factory=dict)  # dataset -> data key
+    summary: dict = field(default_factory=dict)  # (dataset, horizon, algo) -> summary key
+    figure: dict = field(default_factory=dict)  # (paper, figure) -> key
+    leaderboard: dict = field(default_factory=dict)  # paper -> key
+    claims: str = ""
+    runtime: str = ""
+    report: str = ""
+    software: str = ""
+
+
+def _missing(what: str, name) -> KeyError:
+    from banditrepro import ReproError
+
+    return ReproError(f"no {what} {name!r} in this plan (a path stored by name needs the plan that names it)")
+
+
 @dataclass(frozen=True)
 class Layout:
     results_dir: str = DEFAULT_RESULTS_DIR
     base_seed: int = DEFAULT_BASE_SEED
     data_dir: str = DEFAULT_DATA_DIR
+    names: Names | None = field(default=None, compare=False, repr=False)
+    store: bool = False  # published paths are the store's entries (what jobs read and write)
 
     def __post_init__(self):
         object.__setattr__(self, "results_dir", str(self.results_dir).rstrip("/") or ".")
         object.__setattr__(self, "data_dir", str(self.data_dir).rstrip("/") or ".")
 
     @classmethod
-    def from_config(cls, config: dict) -> Layout:
-        return cls(config.get("results_dir", DEFAULT_RESULTS_DIR), int(config.get("base_seed", DEFAULT_BASE_SEED)))
+    def from_config(cls, config: dict, names: Names | None = None) -> Layout:
+        return cls(config.get("results_dir", DEFAULT_RESULTS_DIR), int(config.get("base_seed", DEFAULT_BASE_SEED)),
+                   names=names)
+
+    def stored(self) -> Layout:
+        """This layout with every published path replaced by its store entry."""
+        return replace(self, store=True)
+
+    def published(self) -> Layout:
+        return replace(self, store=False)
+
+    def _key(self, table: str, name):
+        try:
+            found = getattr(self.names, table)
+            return found[name] if isinstance(found, dict) else found or None
+        except (AttributeError, KeyError):
+            raise _missing(table, name) from None
 
     # --- data (shared by every config) -------------------------------------------------------------------
     @property
@@ -66,7 +106,11 @@ class Layout:
         return f"{self.raw}/{source}"
 
     def prepared_file(self, dataset: str) -> str:
-        return f"{self.prepared}/{dataset}.json"
+        """A dataset's instance, named by what it derives from (names.data_key)."""
+        return self.prepared_path(dataset, self._key("data", dataset))
+
+    def prepared_path(self, dataset: str, key: str) -> str:
+        return f"{self.prepared}/{dataset}/{key}.json"
 
     def status_file(self, dataset: str) -> str:
         return f"{self.status}/{dataset}.json"
@@ -74,11 +118,15 @@ class Layout:
     # --- results of this config --------------------------------------------------------------------------
     @property
     def cells(self) -> str:
-        return f"{self.results_dir}/cells/seed{self.base_seed}"
+        return f"{self.results_dir}/cells"
 
     @property
     def summaries(self) -> str:
         return f"{self.results_dir}/summaries"
+
+    @property
+    def store_dir(self) -> str:
+        return f"{self.results_dir}/store"
 
     @property
     def tables(self) -> str:
@@ -97,33 +145,49 @@ class Layout:
     def cell_dir(self, dataset: str, horizon: int, algo: str) -> str:
         return f"{self.cells}/{dataset}/T{horizon}/{algo}"
 
-    def shard(self, dataset: str, horizon: int, algo: str, code: str, first: int, last: int) -> str:
-        """Runs first..last of a cell, computed by the code of digest ``code``."""
-        return f"{self.cell_dir(dataset, horizon, algo)}/{code}/runs{first}-{last}.npz"
+    def shard(self, dataset: str, horizon: int, algo: str, key: str, first: int, last: int) -> str:
+        """Runs first..last of a cell whose other inputs have the name ``key`` (names.cell_key)."""
+        return f"{self.cell_dir(dataset, horizon, algo)}/{key}/runs{first}-{last}.npz"
 
     @property
-    def receipts(self) -> str:
+    def batches(self) -> str:
         return f"{self.results_dir}/batches"
 
-    def receipt(self, batch: str) -> str:
-        """What a finished batch writes last: its shards and the prepared file they came from."""
-        return f"{self.receipts}/{batch}.json"
+    def batch_spec(self, batch: str) -> str:
+        """Cluster mode: the shards a batch computes (written by the main process; its name is their digest)."""
+        return f"{self.batches}/{batch}.json"
+
+    def batch_done(self, batch: str) -> str:
+        """What a finished batch writes last (temporary: the summaries' link to it, removed once they ran)."""
+        return f"{self.batches}/{batch}.done"
 
     @property
     def shards_log(self) -> str:
-        """One line per shard computed (path, host, pid, SLURM job): proves no shard was computed twice."""
+        """One line per shard computed (path, host, pid, SLURM job): what each job did, for the fault tests."""
         return f"{self.results_dir}/logs/shards-computed.log"
 
     def summary(self, dataset: str, horizon: int, algo: str) -> str:
-        return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"
+        key = self._key("summary", (dataset, int(horizon), algo))
+        return f"{self.summaries}/{dataset}/T{horizon}/{algo}/{key}.npz"
+
+    # --- outputs published at fixed paths (their store entries under ``stored()``) -------------------------
+    def _entry(self, kind: str, key_table: str, name, *parts: str) -> str:
+        key = self._key(key_table, name)
+        return "/".join([self.store_dir, kind, *parts[:-1], key, parts[-1]])
 
     def figure_png(self, paper: str, figure: str) -> str:
+        if self.store:
+            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.png")
         return f"{self.figures}/{paper}/{figure}.png"
 
     def figure_pdf(self, paper: str, figure: str) -> str:
+        if self.store:
+            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.pdf")
         return f"{self.figures}/{paper}/{figure}.pdf"
 
     def table(self, paper: str, figure: str, suffix: str = "csv") -> str:
+        if self.store:
+            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.{suffix}")
         return f"{self.tables}/{paper}/{figure}.{suffix}"
 
     def figure_outputs(self, paper: str, figure: str) -> list[str]:
@@ -136,36 +200,63 @@ class Layout:
         return f"{self.results_dir}/leaderboards"
 
     def leaderboard(self, paper: str, suffix: str = "csv") -> str:
+        if self.store:
+            return self._entry("leaderboards", "leaderboard", paper, paper, f"{paper}.{suffix}")
         return f"{self.leaderboards}/{paper}.{suffix}"
 
     def leaderboard_outputs(self, paper: str) -> list[str]:
         """CSV, Markdown, PNG and PDF, in that order."""
         return [self.leaderboard(paper, s) for s in ("csv", "md", "png", "pdf")]
 
+    def _single(self, kind: str, name: str, fixed: str) -> str:
+        return self._entry(kind, kind, None, name) if self.store else fixed
+
     @property
     def claims_csv(self) -> str:
-        return f"{self.results_dir}/claims.csv"
+        return self._single("claims", "claims.csv", f"{self.results_dir}/claims.csv")
 
     @property
     def runtime_csv(self) -> str:
-        return f"{self.tables}/runtime.csv"
+        return self._single("runtime", "runtime.csv", f"{self.tables}/runtime.csv")
 
     @property
     def report_md(self) -> str:
-        return f"{self.results_dir}/report.md"
+        return self._single("report", "report.md", f"{self.results_dir}/report.md")
 
     @property
     def reproduction_md(self) -> str:
-        return f"{self.results_dir}/reproduction.md"
+        return self._single("report", "reproduction.md", f"{self.results_dir}/reproduction.md")
 
     @property
     def software_json(self) -> str:
         """The run's software stack (banditrepro.workflow.software)."""
-        return f"{self.results_dir}/software.json"
+        return self._single("software", "software.json", f"{self.results_dir}/software.json")
+
+    @property
+    def published_json(self) -> str:
+        """What the last publication put at the fixed paths, with the key of each (workflow/publish.py)."""
+        return f"{self.results_dir}/published.json"
+
+    # --- the rules' output patterns (Snakemake wildcards in braces) ------------------------------------------
+    def summary_pattern(self) -> str:
+        return f"{self.summaries}/{{dataset}}/T{{horizon}}/{{algo}}/{{key}}.npz"
+
+    def prepared_pattern(self) -> str:
+        return f"{self.prepared}/{{dataset}}/{{key}}.json"
+
+    def figure_pattern(self, suffix: str) -> str:
+        return f"{self.store_dir}/figures/{{paper}}/{{figure}}/{{key}}/{{figure}}.{suffix}"
+
+    def leaderboard_pattern(self, suffix: str) -> str:
+        return f"{self.store_dir}/leaderboards/{{paper}}/{{key}}/{{paper}}.{suffix}"
+
+    def single_pattern(self, kind: str, name: str) -> str:
+        """claims/claims.csv, runtime/runtime.csv, report/report.md, report/reproduction.md, software/…"""
+        return f"{self.store_dir}/{kind}/{{key}}/{name}"
 
     def under(self, root: str | Path) -> Layout:
         """The same layout with relative folders resolved against ``root`` (for callers elsewhere)."""
         def res(p: str) -> str:
             return p if Path(p).is_absolute() else str(Path(root) / p)
 
-        return Layout(res(self.results_dir), self.base_seed, res(self.data_dir))
+        return replace(self, results_dir=res(self.results_dir), data_dir=res(self.data_dir))

@@ -168,8 +168,13 @@ def build(figures: list[Figure], layout: Layout, paper: str, csv, md, png, pdf) 
 # --- what the workflow asks (workflow/rules/leaderboard.smk) ---------------------------------------------
 
 
+def papers(figures: list[Figure]) -> list[str]:
+    """The papers that get a leaderboard: those a challenger joined."""
+    return challengers.papers_with_challengers(figures)
+
+
 def targets(figures: list[Figure], layout: Layout) -> list[str]:
-    return [t for p in challengers.papers_with_challengers(figures) for t in layout.leaderboard_outputs(p)]
+    return [t for p in papers(figures) for t in layout.leaderboard_outputs(p)]
 
 
 def tables(figures: list[Figure], layout: Layout) -> list[str]:
@@ -193,9 +198,9 @@ def digest(figures: list[Figure], paper: str) -> str:
 def job(plan, wildcards, output, log) -> None:
     """Body of rule `leaderboard` (in the Snakemake process, like the figures, and drawn under their lock:
     matplotlib's font and text caches are global)."""
-    from banditrepro.workflow.jobs import _DRAW_LOCK
+    from banditrepro.plotting import DRAW_LOCK
 
-    with _DRAW_LOCK:
-        df = build(plan.figures, plan.layout, wildcards.paper, output.csv, output.md, output.png, output.pdf)
+    with DRAW_LOCK:
+        df = build(plan.figures, plan.store, wildcards.paper, output.csv, output.md, output.png, output.pdf)
     Path(log[0]).parent.mkdir(parents=True, exist_ok=True)
     Path(log[0]).write_text(f"{wildcards.paper}: {df.algorithm.nunique()} lines, {len(df)} rows\n")

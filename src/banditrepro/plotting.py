@@ -6,10 +6,16 @@ drawn in one process, even from the worker threads of an in-process Snakemake jo
 
 from __future__ import annotations
 
+import threading
+
 import matplotlib
 import seaborn as sns
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+
+# Figures share matplotlib's global font and text caches: in-process jobs (figures, leaderboards) draw one at a
+# time, while cells keep the other cores
+DRAW_LOCK = threading.Lock()
 
 # challengers (config key `challengers`) in the order the config lists them: colours no algorithm uses
 CHALLENGER_COLOURS = ("#000000", "#ff00ff", "#00a087", "#a65628", "#4d4dff")

@@ -32,9 +32,10 @@ The contract (README, "Extending"; example: ``examples/plugin``):
   learn it from duels, never read it from ``instance``.
 * **Speed.** A plain-Python kernel works, about 100 times slower than a compiled one (a one-line
   warning says so once per process). Kernels compiled with ``numba.njit(cache=True)`` at module level
-  are cached like ours: in ``~/.cache/banditrepro/plugin-<name>-<key>``, where the key hashes this
-  package's compiled sources and every ``.py`` file of the plugin's top-level package, so a change to
-  either (including an inlined helper in another module) recompiles instead of loading a stale kernel.
+  are cached like ours: in ``~/.cache/banditrepro/plugin-<name>-<key>`` (inside ``NUMBA_CACHE_DIR`` if the
+  user set one), where the key hashes the bytes of every ``.py`` file of the plugin's top-level package and of
+  the import closure of the ``banditrepro`` modules they import (``banditrepro.kernel_cache``), so a change
+  to either (including an inlined helper in another module) recompiles instead of loading a stale kernel.
 
 Entry points are scanned only when a name is not built in, or when algorithms are listed, so the
 workflow's parse time does not pay for them.
@@ -43,7 +44,7 @@ workflow's parse time does not pay for them.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
+import importlib
 import os
 import re
 import sys
@@ -53,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from banditrepro import NUMBA_CACHE_KEY, ReproError, cache_base
+from banditrepro import ReproError, cache_base
 from banditrepro.algorithms.base import AlgorithmSpec
 from banditrepro.algorithms.builtin import MODULES
 
@@ -102,30 +103,38 @@ def load(name: str) -> AlgorithmSpec | None:
 
 
 def cache_dir(ep: metadata.EntryPoint) -> Path:
-    """Where numba caches this plugin's kernels: keyed on our compiled sources and the plugin's."""
+    """Where numba caches this plugin's kernels: keyed on the plugin's sources and the package modules they
+    import, with those modules' closures (the recorder a kernel inlines)."""
     top = ep.value.partition(":")[0].split(".")[0]
     spec = util.find_spec(top)
     if spec is None or spec.origin is None:
         raise ReproError(f"plugin algorithm {ep.name!r}: module {top!r} not found ({ep.value})")
     root = Path(spec.origin).parent
     files = sorted(root.rglob("*.py")) if spec.submodule_search_locations else [Path(spec.origin)]
-    h = hashlib.sha256(NUMBA_CACHE_KEY.encode())
-    for path in files:
-        h.update(path.relative_to(root).as_posix().encode())
-        h.update(path.read_bytes())
-    return cache_base() / f"plugin-{ep.name}-{h.hexdigest()[:16]}"
+    # imported by name, out of the static import walk: every kernel's cache key covers this module's import
+    # closure (the registry imports it), which must not take in kernel_cache's and digests' imports
+    kernel_cache = importlib.import_module("banditrepro.kernel_cache")
+    key = kernel_cache.outside_digest((path.relative_to(root).as_posix(), path) for path in files)
+    return _plugins_base() / f"plugin-{ep.name}-{key[:16]}"
+
+
+def _plugins_base() -> Path:
+    """The folder of plugins' cache folders: beside ours, or inside the user's NUMBA_CACHE_DIR (which wins)."""
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return cache_base() if Path(folder) == cache_base() / "numba" else Path(folder)
 
 
 def _import(ep: metadata.EntryPoint):
     """Load the entry point with numba's cache pointed at the plugin's own folder.
 
     numba picks a kernel's cache folder when ``njit(cache=True)`` decorates it, i.e. while the plugin's
-    module is imported; ours is restored right after. A user's NUMBA_CACHE_DIR wins, as for ours.
+    module is imported; ours is restored right after. Our locator keys a plugin module's folder by its own file
+    (and the ``banditrepro`` modules it imports) only: the plugin's folder, keyed by all its files, covers a
+    helper inlined from another of its modules, also under a user's NUMBA_CACHE_DIR. An empty one (numba's
+    caching by ``__pycache__``) is left alone.
     """
-    ours = str(cache_base() / f"numba-{NUMBA_CACHE_KEY}")
-    own_cache = os.environ.get("NUMBA_CACHE_DIR") == ours
     try:
-        if not own_cache:
+        if not os.environ.get("NUMBA_CACHE_DIR"):
             return ep.load()
         import numba.core.config as numba_config
 

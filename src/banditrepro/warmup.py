@@ -7,11 +7,12 @@ background processes (``python -m banditrepro.warmup``) that compile the kernels
 into the shared cache, side by side with the data jobs.
 
 A job needing a kernel and a warm-up process compiling it must not both compile: each holds the kernel's
-lock (``kernel_cache.kernel_lock``, a ``flock`` on a file in the cache folder) while it loads or compiles,
-so whoever comes second loads what the first cached. With every module's kernels cached (a warm run) nothing is
-launched; nothing waits for a warm-up either, and a failed one costs only the compile it did not do. Only
-the kernels' types matter: the warm-up runs each algorithm for one step on a small instance of its kind, whose
-arrays have the types of every prepared instance (read-only float64, C order).
+lock (``kernel_cache.kernel_lock``, a ``flock`` on a file in the cache folder, waited for at most two
+minutes and given up on a stop request) while it loads or compiles, so whoever comes second loads what the
+first cached. With every module's kernels cached (a warm run) nothing is launched; nothing waits for a warm-up
+either, and a failed one costs only the compile it did not do. Only the kernels' types matter: the warm-up runs
+each algorithm for one step on a small instance of its kind, whose arrays have the types of every prepared
+instance (read-only float64, C order).
 """
 
 from __future__ import annotations
@@ -43,13 +44,16 @@ def preload(algos) -> None:
     """Before a batch computes its shards: load (or compile) each algorithm's kernel under its module's lock, so
     that a warm-up process compiling it is waited for, not raced. Once loaded in this process, a call costs
     about a millisecond (a one-step run on a 3-arm instance). Errors are left to the shards, which report
-    them with the cell they belong to."""
+    them with the cell they belong to; a stop request while waiting for a lock stops the batch (``Stopped``)."""
     from banditrepro.kernel_cache import kernel_lock
+    from banditrepro.workflow.stop import Stopped
 
     for algo in dict.fromkeys(algos):
         try:
             with kernel_lock(algo.split("+")[0]):
                 compile_algorithm(algo)
+        except Stopped:
+            raise  # not an error of the cell's: the batch ends as on a stop between its shards
         except Exception:  # noqa: BLE001, S110 - see the docstring
             pass
 
@@ -66,8 +70,9 @@ def algorithm_ids(plan) -> list[str]:
 
 
 def uncached(algos: list[str]) -> list[str]:
-    """The built-in algorithms among ``algos`` whose module has no cached kernels for its current source
-    (plugins are left to their jobs: their cache folders are their own, banditrepro.plugins)."""
+    """The built-in algorithms among ``algos`` whose module has no cached kernels for its import closure's
+    current bytes (``kernel_cache.module_cached``: the key the locator files them under). Plugins are left to
+    their jobs: their cache folders are their own (banditrepro.plugins)."""
     from banditrepro.algorithms.builtin import MODULES
     from banditrepro.kernel_cache import module_cached
 

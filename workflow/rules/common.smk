@@ -1,7 +1,9 @@
-# Parse time: validate the config and plan the run (banditrepro.workflow.plan: cells, runs, shards, batches,
-# paths, digests), then wildcard constraints and the input functions the rules call. Every path comes from
-# the plan's Layout (banditrepro/layout.py); no params or inputs hold the checkout's absolute location, so a
-# copied or moved project folder is up to date where it lands. The job bodies: banditrepro.workflow.jobs.
+# Parse time: validate the config and plan the run (banditrepro.workflow.plan: cells, runs, the name of every
+# stored result, shards, batches of the missing shards), then wildcard constraints and the input functions the
+# rules call. Every path comes from the plan's Layout (banditrepro/layout.py): results are stored under names
+# that cover everything their bytes depend on (banditrepro/workflow/names.py), so a file under its name is
+# current whatever Snakemake's records say, and the plan reads and writes nothing (a dry run is read-only).
+# The job bodies: banditrepro.workflow.jobs.
 import sys
 from pathlib import Path
 
@@ -31,20 +33,19 @@ try:
     PLAN = build_plan(config, workflow.basedir)
 except (ReproError, ValueError) as exc:
     fail(exc)
-LAYOUT = PLAN.layout
-if workflow.is_main_process:
-    # receipts checked against their shards: a batch with a shard gone runs again in this run, a dry run
-    # included so that it shows what the run will do (docs/decisions.md#receipts-checked)
-    PLAN.drop_stale_receipts(sys.stderr)
+LAYOUT = PLAN.layout  # the fixed paths a reader opens (written only by rule all: workflow/publish.py)
+STORE = PLAN.store  # every job's outputs, named by what they derive from
 
 
 # Under a cluster executor only the simulation is submitted (in batches, workflow/rules/simulate.smk): the
 # rest runs in the Snakemake process on the submitting host. Downloads need its network; the others read
 # and write small files (a summary ~20 ms, a figure ~1 s) and would cost a node two Snakemake start-ups each.
 localrules:
+    all,
     fetch_raw,
     probe_dataset,
     prepare_dataset,
+    batch_spec,
     summarize_cell,
     runtime_table,
     figure,
@@ -60,13 +61,18 @@ wildcard_constraints:
     batch=batches.NAME_PATTERN,
     paper=r"[a-z0-9-]+",
     figure=r"[a-z0-9-]+",
+    key=r"[0-9a-f]{16}",
 
 
 # --- input functions (and params computed per job) ------------------------------------------------------
 
 
-def get_batch_prepared(wildcards):
-    return PLAN.batch_prepared(wildcards.batch)
+def get_batch_inputs(wildcards):
+    """A batch's prepared dataset and, in cluster mode, its spec (what its node computes)."""
+    inputs = {"prepared": PLAN.batch_prepared(wildcards.batch)}
+    if PLAN.cluster:
+        inputs["spec"] = LAYOUT.batch_spec(wildcards.batch)
+    return inputs
 
 
 def get_batch_runtime(wildcards, attempt):
@@ -74,16 +80,17 @@ def get_batch_runtime(wildcards, attempt):
     return PLAN.batch_runtime(wildcards.batch, attempt)
 
 
-def get_cell_receipts(wildcards):
-    return PLAN.cell_receipts(wildcards.dataset, wildcards.horizon, wildcards.algo)
+def get_cell_inputs(wildcards):
+    PLAN.check_key("summary", (wildcards.dataset, int(wildcards.horizon), wildcards.algo), wildcards.key)
+    return PLAN.cell_inputs(wildcards.dataset, wildcards.horizon, wildcards.algo)
 
 
 def get_runtime_inputs(wildcards):
     return PLAN.runtime_inputs()
 
 
-def get_figure_outputs(wildcards):
-    return PLAN.all_figure_outputs()
+def get_claims_inputs(wildcards):
+    return [t for fig in PLAN.figures for t in STORE.figure_outputs(fig.paper, fig.id)]
 
 
 def get_dataset_status(dataset):
@@ -95,6 +102,7 @@ def get_dataset_status(dataset):
 
 
 def get_figure_inputs(wildcards):
+    PLAN.check_key("figure", (wildcards.paper, wildcards.figure), wildcards.key)
     return PLAN.figure_inputs(wildcards.paper, wildcards.figure, get_dataset_status)
 
 
@@ -102,11 +110,8 @@ def get_figure_caption(wildcards):
     return PLAN.figure_caption(wildcards.paper, wildcards.figure)
 
 
-def get_figure_digest(wildcards):
-    return PLAN.figure_digest(wildcards.paper, wildcards.figure)
-
-
 def get_raw_inputs(wildcards):
+    PLAN.check_key("data", wildcards.dataset, wildcards.key)
     return [LAYOUT.raw_file(s) for s in PLAN.catalog.raw_inputs(wildcards.dataset)]
 
 

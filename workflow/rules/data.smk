@@ -1,7 +1,8 @@
 # Stage 1: obtain raw files (mirrors first, checksum verified) and derive the instances.
 # Shared by every config (data/ depends on the catalog only). Paths in params are relative to the working
-# directory (`PLAN.rel`), so a moved project folder is up to date; `spec` is the catalog entry a job draws
-# from, so editing a dataset's derivation or a source's checksum reruns exactly that preparation.
+# directory (`PLAN.rel`), so a moved project folder is up to date. A prepared file is named by what it derives
+# from (its catalog entry, its raw sources' sha256, a fallback's name, a user file's sha256, the preparation
+# code: banditrepro/workflow/names.py), so editing any of them prepares a new file and keeps the old one.
 
 
 rule fetch_raw:
@@ -21,7 +22,6 @@ rule fetch_raw:
         retries=config["download"]["retries"],
         timeout=config["download"]["timeout"],
         catalog=PLAN.rel(config["catalog"]),
-        spec=lambda wc: PLAN.source_spec(wc.source),
     shell:
         "python -m banditrepro fetch {wildcards.source} --catalog {params.catalog} --dest {output} {params.mirrors}"
         " --retries {params.retries} --timeout {params.timeout} > {log} 2>&1"
@@ -55,9 +55,9 @@ rule prepare_dataset:
         fallback=get_fallback_inputs,
         user_file=get_user_file,
     output:
-        LAYOUT.prepared_file("{dataset}"),
+        LAYOUT.prepared_pattern(),
     log:
-        PLAN.data_log("prepare", "{dataset}"),
+        PLAN.data_log("prepare", "{dataset}-{key}"),
     conda:
         "../../envs/banditrepro.yaml"
     resources:
@@ -66,8 +66,8 @@ rule prepare_dataset:
     params:
         catalog=PLAN.rel(config["catalog"]),
         raw=LAYOUT.raw,
-        spec=lambda wc: PLAN.dataset_spec(wc.dataset),
         entry=lambda wc: PLAN.entry_arg(wc.dataset),
+        inputs=lambda wc: PLAN.fallback_args(wc.dataset),
     shell:
         "python -m banditrepro prepare {wildcards.dataset} --catalog {params.catalog} --raw-dir {params.raw}"
-        " {params.entry} --out {output} > {log} 2>&1"
+        " {params.entry} {params.inputs} --out {output} > {log} 2>&1"

@@ -10,30 +10,27 @@ localrules:
 
 rule leaderboard:
     input:
-        lambda wc: leaderboard.inputs(PLAN.figures, LAYOUT, wc.paper),
+        lambda wc: leaderboard.inputs(PLAN.figures, STORE, wc.paper),
     output:
         # the HTML report (snakemake --report) shows each leaderboard, figure and table, in its own category
         csv=report(
-            LAYOUT.leaderboard("{paper}", "csv"),
+            STORE.leaderboard_pattern("csv"),
             caption="../report/leaderboard.rst",
             category="Leaderboards",
             labels={"paper": "{paper}", "file": "table"},
         ),
-        md=LAYOUT.leaderboard("{paper}", "md"),
+        md=STORE.leaderboard_pattern("md"),
         png=report(
-            LAYOUT.leaderboard("{paper}", "png"),
+            STORE.leaderboard_pattern("png"),
             caption="../report/leaderboard.rst",
             category="Leaderboards",
             labels={"paper": "{paper}", "file": "figure"},
         ),
-        pdf=LAYOUT.leaderboard("{paper}", "pdf"),
+        pdf=STORE.leaderboard_pattern("pdf"),
     log:
-        PLAN.log("leaderboards", "{paper}"),
+        PLAN.log("leaderboards", "{paper}", "{key}"),
     resources:
         runtime=10,
         mem_mb=1500,
-    params:
-        # the figures' manifest entries (with the challengers' lines) and the leaderboard's code
-        spec=lambda wc: leaderboard.digest(PLAN.figures, wc.paper),
     run:
         leaderboard.job(PLAN, wildcards, output, log)

@@ -1,4 +1,6 @@
-# A Markdown report of every figure, table and claim (the HTML report: snakemake --report report.html).
+# A Markdown report of every figure, table and claim (the HTML report: snakemake --report report.html), into
+# the store; then rule all, the last step of every run: every store entry of this config published at its
+# fixed path (results/figures/..., claims.csv, report.md, ...) where the bytes differ (workflow/publish.py).
 
 
 report: "../report/workflow.rst"
@@ -6,27 +8,23 @@ report: "../report/workflow.rst"
 
 rule report_md:
     input:
-        get_figure_outputs,
-        claims=LAYOUT.claims_csv,
-        runtime=LAYOUT.runtime_csv,
+        get_claims_inputs,
+        claims=STORE.claims_csv,
+        runtime=STORE.runtime_csv,
         # only with challengers: the leaderboards, for the report's section on the challengers
-        leaderboards=leaderboard.tables(PLAN.figures, LAYOUT),
+        leaderboards=leaderboard.tables(PLAN.figures, STORE),
     output:
-        LAYOUT.report_md,
+        STORE.single_pattern("report", "report.md"),
         # every claim with its location, interval and verdict; every deviation with its measured effect
         reproduction=report(
-            LAYOUT.reproduction_md,
+            STORE.single_pattern("report", "reproduction.md"),
             caption="../report/reproduction.rst",
             category="Claims",
         ),
     log:
-        PLAN.log("report"),
+        PLAN.log("report", "{key}"),
     resources:
         runtime=5,
         mem_mb=500,
-    params:
-        code=digests.report_code(),
-        # the deviations list is read in-process; its digest (not its absolute path) triggers reruns
-        deviations=digests.bytes_digest(PLAN.deviations_file()),
     run:
         jobs.report(PLAN, input, output, log)

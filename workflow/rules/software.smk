@@ -1,6 +1,5 @@
-# The run's software stack, once per run beside the report: Python, platform, every installed distribution's
-# version (banditrepro/workflow/software.py). The stack's digest is its param, so a changed environment
-# writes the file again; no other job reads it, so it reruns nothing else.
+# The run's software stack beside the report: Python, platform, every installed distribution's version
+# (banditrepro/workflow/software.py), named by that stack; no other job reads it, so it reruns nothing else.
 
 
 localrules:
@@ -10,13 +9,11 @@ localrules:
 rule software_stack:
     output:
         report(
-            LAYOUT.software_json,
+            STORE.single_pattern("software", "software.json"),
             caption="../report/software.rst",
             category="Software",
         ),
     log:
-        PLAN.log("software"),
-    params:
-        stack=software.digest(),
+        PLAN.log("software", "{key}"),
     run:
-        software.write(output[0], log[0])
+        jobs.software(PLAN, output, log)

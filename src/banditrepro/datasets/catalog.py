@@ -91,8 +91,11 @@ class Catalog:
                 raise ReproError(f"checksum mismatch for raw file {path}: {problem} (catalog); "
                                  f"delete it to fetch a verified copy")
 
-    def prepare(self, name: str, raw_dir: str | Path, prepared_dir: str | Path) -> dict[str, Any]:
-        """Derive instance ``name`` from its raw files, validate it, and write ``<prepared>/<name>.json``."""
+    def prepare(self, name: str, raw_dir: str | Path, prepared_dir: str | Path, out: str | Path | None = None,
+                inputs: dict[str, str] | None = None) -> dict[str, Any]:
+        """Derive instance ``name`` from its raw files, validate it, and write ``out`` (default
+        ``<prepared>/<name>.json``); ``inputs``: the prepared file of each dataset it derives from (default
+        ``<prepared>/<dataset>.json``)."""
         entry = self.dataset(name)
         raw = Path(raw_dir)
         self.verify_raw(name, raw)
@@ -108,7 +111,7 @@ class Catalog:
             model = UtilityModel(entry["n"], name=name)
             record.update(kind="duel", generative={"model": "utility_model", "n": model.n_arms})
         else:
-            P, labels, extra = self._derive_matrix(name, entry, raw, Path(prepared_dir))
+            P, labels, extra = self._derive_matrix(name, entry, raw, Path(prepared_dir), inputs or {})
             inst = PreferenceMatrix(P, labels=labels, name=name)
             record.update(kind="duel", matrix=inst.P.tolist(), labels=list(inst.labels),
                           condorcet_winner=inst.condorcet_winner,
@@ -117,10 +120,10 @@ class Catalog:
         if "expect_condorcet_label" in entry and record.get("condorcet_label") != entry["expect_condorcet_label"]:
             raise ReproError(f"{name}: Condorcet winner is {record.get('condorcet_label')!r}, "
                              f"expected {entry['expect_condorcet_label']!r}")
-        write_json(Path(prepared_dir) / f"{name}.json", record)
+        write_json(out or Path(prepared_dir) / f"{name}.json", record)
         return record
 
-    def _derive_matrix(self, name, entry, raw: Path, prepared: Path):
+    def _derive_matrix(self, name, entry, raw: Path, prepared: Path, inputs: dict):
         how = entry["derivation"]
         if how == "matrix_text":
             P = derive.read_text_matrix(raw / entry["source"], skiprows=entry.get("skiprows", 0))
@@ -153,7 +156,7 @@ class Catalog:
                 return P, labels, {"substitute": False, "matrix_file": str(path), "sha256": digest}
             if not entry.get("fallback"):
                 raise ReproError(f"{name}: a matrix_file dataset needs a path (or a fallback dataset)")
-            fb = json.loads((prepared / f"{entry['fallback']}.json").read_text())
+            fb = json.loads(Path(inputs.get(entry["fallback"]) or prepared / f"{entry['fallback']}.json").read_text())
             note = entry.get("substitute_label", f"substitute: {entry['fallback']}")
             return np.array(fb["matrix"]), fb["labels"], {"substitute": True, "substitute_label": note,
                                                          "fallback": entry["fallback"]}

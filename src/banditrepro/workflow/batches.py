@@ -1,21 +1,23 @@
-"""Batches: the Snakemake jobs that compute shards, and the receipts they leave.
+"""Batches: the Snakemake jobs that compute missing shards.
 
-A *batch* is one job of rule ``simulate`` (one SLURM submission on a cluster) computing a list of shards of
-one dataset. Its only declared output is its *receipt*, ``<results>/batches/<batch>.json``, written last:
-the batch's shard names and the sha256 of the prepared dataset they were computed from. The shards are
-ours, never Snakemake outputs, because Snakemake removes the outputs of a job before it runs and after it
-fails: a cluster job cancelled after 31 of its 54 shards lost all 54 (docs/decisions.md#batches-and-receipts).
+A *batch* is one job of rule ``simulate`` (one SLURM submission on a cluster) computing a list of missing
+shards of one dataset, named ``<dataset>-<digest of its shards' paths>``. The shards are never Snakemake
+outputs: Snakemake removes the outputs of a job before it runs and after it fails, and a cluster job cancelled
+after 31 of its 54 shards would lose all 54 (docs/decisions.md#batches). What Snakemake tracks is the batch's
+end, ``<results>/batches/<batch>.done`` (temporary: removed once the summaries that needed it ran).
 
-The batch body (``run_batch``) computes each of its shards that is not complete (``cell.shard_complete``:
-the ``.npz`` exists and its sidecar records the current prepared file's sha256), in order, under a claim
-(workflow/shard_claims.py), and skips the complete ones. So a killed batch loses only the shard it was
-writing, a retry or a rerun computes only the rest, and a forced rerun whose prepared file comes out with
-the same bytes recomputes nothing.
+The body (``run_batch``) computes each of its shards whose file does not exist, in order, and skips the
+others: a shard is complete when its file exists, because its name covers everything its bytes depend on and
+it is written atomically, last. So a killed batch loses only the shard it was writing, and a retry, a requeue
+or the same command after ``kill -9`` computes only the rest, at once: there is nothing to wait for. Two
+writers of one shard (a requeued job beside its not yet dead first attempt) cost CPU only: they write the
+same bytes and each replaces the file atomically. A stop request (Ctrl-C, SIGTERM: workflow/stop.py) ends a
+batch before its next shard.
 
-Batches are a pure function of the cells' shard lists and the batch target (``pack``): they do not depend
-on which shards exist, so the main process and a cluster node plan the same batches and the node finds its
-own from the job's wildcard ``{batch}``. The target: ``batch_minutes`` (cluster mode, set by
-profiles/slurm's set-resources) or, when null (local runs), ``shard_seconds``: about one shard per batch.
+In cluster mode the main process writes each batch's *spec* (``<results>/batches/<batch>.json``: its shards
+and estimated seconds) in a local job before submitting it, and the node reads it (``read_spec``), checking it
+against its name: a node plans the shards missing when it starts, which is not what was submitted once other
+batches have finished.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.atomic import write_json
+from banditrepro.workflow.names import file_sha256  # noqa: F401 - a batch records its data file's sha256
 
 # A batch's SLURM time limit: the estimate (jobsize: ns/step medians, right within a factor of a few) times
 # SAFETY, plus START_MINUTES for the node's two Snakemake start-ups, the kernels' numba cache loads and a
@@ -100,17 +102,39 @@ def check_limit(batches, partition_minutes) -> None:
             f"{partition_minutes}; lower batch_minutes")
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+def dataset_of_batch(name: str) -> str:
+    """The dataset of a batch name (``<dataset>-<digest>``)."""
+    return name.rpartition("-")[0]
 
 
-def receipt(batch: Batch, relpaths, prepared_sha256: str) -> dict:
-    """What a finished batch records (deterministic: the same batch on the same data gives the same bytes)."""
-    return {"batch": batch.name, "prepared_sha256": prepared_sha256, "shards": list(relpaths)}
+def spec(batch: Batch, shard_ids) -> dict:
+    """What the node of a cluster batch reads: its shards as (cell, first, last) and their estimated work."""
+    return {"batch": batch.name, "dataset": batch.dataset, "seconds": batch.seconds,
+            "shards": [[c, a, b] for c, a, b in batch.shards], "paths": list(shard_ids)}
+
+
+def write_spec(path, batch: Batch, shard_ids) -> None:
+    
+    write_json(path, spec(batch, shard_ids), durable=True)
+
+
+def read_spec(path, name: str, missing_ok: bool = False) -> Batch | None:
+    """The batch a spec file describes, checked against its name (the digest of its shards' paths): a spec of
+    another batch, or an edited one, is refused. None if it does not exist and ``missing_ok``."""
+    import json
+
+    try:
+        d = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        if missing_ok:
+            return None
+        raise ReproError(f"batch {name}: its spec {path} is missing: run snakemake again") from None
+    except (OSError, ValueError) as exc:
+        raise ReproError(f"batch {name}: its spec {path} cannot be read ({exc}): delete it and run snakemake "
+                         "again") from None
+    if batch_name(d.get("dataset", ""), d.get("paths", [])) != name:
+        raise ReproError(f"batch {name}: its spec {path} describes other shards: delete it and run snakemake again")
+    return Batch(name, d["dataset"], tuple((c, int(a), int(b)) for c, a, b in d["shards"]), float(d["seconds"]))
 
 
 def io_failure(exc: OSError, what) -> ReproError | None:
@@ -121,42 +145,66 @@ def io_failure(exc: OSError, what) -> ReproError | None:
     return ReproError(io_error_text(exc, what)) if exc.errno else None
 
 
-def run_batch(plan, batch: Batch, prepared: str, receipt_path: str, compute=None) -> str:
-    """The batch body: every shard of ``batch`` not complete, computed in order under its claim; then the
-    receipt. ``compute(algo_id, prepared, horizon, first, last, base_seed, out, prepared_sha256)`` writes a
-    shard (cell.simulate_shard). Returns the job log's text. A stop request (Ctrl-C, SIGTERM: workflow/stop.py)
-    ends it before its next shard, or at once while it waits for a claim."""
-    from banditrepro.cell import shard_complete, simulate_shard
-    from banditrepro.workflow import shard_claims
+def compute_shard(plan, shard, prepared: str, compute=None, prepared_sha256: str | None = None) -> list:
+    """One shard of the plan, written atomically under its name; the results (one per run). A kernel that raises
+    fails naming its cell; an I/O error names the file."""
+    from banditrepro.cell import simulate_shard
 
-    compute = compute or simulate_shard
-    sha = file_sha256(prepared)
-    me = shard_claims.Holder.me()
+    cell, first, last = shard
+    path = plan.shard(*shard)
+    _, horizon, algo = cell.split("/")  # a cell key: <dataset>/T<horizon>/<algo> (plan.cell_key)
+    try:
+        return (compute or simulate_shard)(algo, prepared, int(horizon[1:]), first, last, plan.config["base_seed"],
+                                           path, prepared_sha256)
+    except ReproError:
+        raise
+    except OSError as exc:
+        raise (io_failure(exc, exc.filename or path) or _kernel_failure(algo, cell, first, last, exc)) from None
+    except Exception as exc:  # a kernel that raises (a plugin, a challenger): its job fails naming it
+        raise _kernel_failure(algo, cell, first, last, exc) from None
+
+
+def run_batch(plan, batch: Batch, prepared: str, done_path: str | None, compute=None) -> str:
+    """The batch body: every shard of ``batch`` whose file does not exist, computed in order; then its end
+    (``done_path``). ``compute(algo_id, prepared, horizon, first, last, base_seed, out)`` writes a shard
+    (cell.simulate_shard). Returns the job log's text. A stop request ends it before its next shard."""
+    import os
+
+    from banditrepro.atomic import write_text
+    from banditrepro.workflow import stop
+
+    sha = file_sha256(prepared)  # recorded in each shard's sidecar (provenance; its name holds the data key)
     lines, done = [], 0
-    for cell, first, last in batch.shards:
-        path, rel = plan.shard(cell, first, last), plan.shard_relpath(cell, first, last)
-        if not shard_claims.acquire(path, lambda p=path: shard_complete(p, sha), me):
+    for shard in batch.shards:
+        stop.check()
+        path = plan.shard(*shard)
+        rel = plan.shard_id(*shard)
+        if os.path.exists(path):
             lines.append(f"{rel}: complete, skipped")
             continue
-        try:
-            _, horizon, algo = cell.split("/")  # a cell key: <dataset>/T<horizon>/<algo> (plan.cell_key)
-            results = compute(algo, prepared, int(horizon[1:]), first, last, plan.config["base_seed"], path, sha)
-        except ReproError:
-            raise
-        except OSError as exc:
-            raise (io_failure(exc, exc.filename or path) or _kernel_failure(algo, cell, first, last, exc)) from None
-        except Exception as exc:  # a kernel that raises (a plugin, a challenger): its job fails naming it
-            raise _kernel_failure(algo, cell, first, last, exc) from None
-        finally:
-            shard_claims.release(path, me)
-        shard_claims.log_computed(plan.layout.shards_log, rel, me)
+        results = compute_shard(plan, shard, prepared, compute, sha)
+        log_computed(plan.layout.shards_log, rel)
         done += 1
         lines += [f"{rel}: computed"] + [f"  {r.describe()}" for r in results]
-    rels = [plan.shard_relpath(*s) for s in batch.shards]
-    # last: the batch is done only when every shard is; synced (docs/decisions.md#durable-writes)
-    write_json(receipt_path, receipt(batch, rels, sha), durable=True)
+    if done_path:
+        write_text(done_path, f"{batch.name}\n")
     lines.append(f"batch {batch.name}: {done} of {len(batch.shards)} shards computed, the rest complete")
     return "\n".join(lines) + "\n"
+
+
+def log_computed(path, rel: str) -> None:
+    """One line per shard computed (what each job did: the fault tests read it): path, host, pid, SLURM job.
+    Appended in one write under O_APPEND, so lines of concurrent writers never interleave."""
+    import os
+    import socket
+
+    line = f"{rel} {socket.gethostname()} {os.getpid()} {os.environ.get('SLURM_JOB_ID', '-')}\n"
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())
+    finally:
+        os.close(fd)
 
 
 def _kernel_failure(algo, cell, first, last, exc) -> ReproError:

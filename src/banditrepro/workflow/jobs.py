@@ -3,19 +3,17 @@ threads of the Snakemake process, so a job costs its work, not an interpreter st
 
 Every body takes the ``Plan`` first and Snakemake's ``log`` last, and returns its log text; ``logged``
 writes that text and the CPU seconds the body took on its thread (benchmarks/bench_pipeline.py sums them).
+Every body writes store entries (``plan.store``: paths named by what they derive from); ``publish`` (rule
+``all``) copies them to the fixed paths a reader opens.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from pathlib import Path
 
 from banditrepro.workflow.plan import cell_key
-
-# Figures share matplotlib's global font and text caches: draw one at a time (cells keep the other cores).
-_DRAW_LOCK = threading.Lock()
 
 
 def logged(body):
@@ -26,58 +24,66 @@ def logged(body):
     def job(*args):
         cpu0 = time.thread_time()
         text = body(*args)
+        Path(args[-1][0]).parent.mkdir(parents=True, exist_ok=True)
         Path(args[-1][0]).write_text(f"{text.rstrip()}\nbody CPU seconds: {time.thread_time() - cpu0:.4f}\n")
 
     return job
 
 
 @logged
-def simulate(plan, wildcards, input, output, log):
-    """A batch (rule `simulate`, wildcard ``batch``): its shards not complete yet, then its receipt."""
-    from banditrepro.warmup import preload
-    from banditrepro.workflow.batches import run_batch
+def batch_spec(plan, wildcards, output, log):
+    """Cluster mode: what a batch computes, written before it is submitted (its node reads it)."""
+    from banditrepro.workflow.batches import write_spec
 
     batch = plan.batch(wildcards.batch)
+    write_spec(output[0], batch, [plan.shard_id(*s) for s in batch.shards])
+    return f"{batch.name}: {len(batch.shards)} shards\n"
+
+
+@logged
+def simulate(plan, wildcards, input, output, log):
+    """A batch (rule `simulate`, wildcard ``batch``): its shards whose files do not exist, then its end. A node
+    (cluster mode) takes the batch from its spec, the main process from its plan."""
+    from banditrepro.warmup import preload
+    from banditrepro.workflow.batches import read_spec, run_batch
+
+    name = wildcards.batch
+    batch = read_spec(input.spec, name) if "spec" in input.keys() else plan.batch(name)
     # a first run's warm-up may be compiling this batch's kernel: wait for it rather than compile it twice
     preload(cell.split("/")[2] for cell, _, _ in batch.shards)
-    return run_batch(plan, batch, input[0], output[0])
+    return run_batch(plan, batch, input.prepared, output[0])
 
 
 @logged
 def summarize(plan, wildcards, input, output, log):
-    """A cell's summary from its shards (the plan's list; the inputs are the receipts of their batches). A
-    shard gone or corrupt since the plan checked the receipts (docs/decisions.md#receipts-checked): its
-    batches' receipts are removed too, so the same command again computes that shard alone. An I/O error or
-    MemoryError deletes nothing (docs/decisions.md#only-corruption-deletes)."""
-    from banditrepro import ReproError
-    from banditrepro.aggregate import CorruptRemoved, write_summary
+    """A cell's summary from its shards. A shard missing here (its batch's end outlived it: the run was stopped
+    before this summary, and the shard was deleted since) is computed here first, as its batch would have.
+    An I/O error or MemoryError deletes nothing (docs/decisions.md#only-corruption-deletes)."""
+    from banditrepro.aggregate import write_summary
+    from banditrepro.workflow.batches import compute_shard, log_computed
 
     runs = plan.runs_of(wildcards.dataset, wildcards.horizon, wildcards.algo)
     cell = cell_key(wildcards.dataset, int(wildcards.horizon), wildcards.algo)
     shards = [(cell, a, b) for a, b in plan.cell_shards[cell]]
-    paths = [plan.shard(*s) for s in shards]
-    gone = [s for s, p in zip(shards, paths) if not Path(p).is_file()]
-    if gone:
-        plan.forget_batches_of(gone)
-        raise ReproError(f"shard {plan.shard(*gone[0])} is missing (deleted after its batch ran?): "
-                         "run the same command again to compute it")
-    try:
-        write_summary(paths, output[0], runs)
-    except CorruptRemoved:  # only corruption deletes (docs/decisions.md#only-corruption-deletes)
-        plan.forget_batches_of([s for s, p in zip(shards, paths) if not Path(p).is_file()])
-        raise
-    return f"{runs} runs of {len(paths)} shards summarized\n"
+    lines = []
+    for s in shards:
+        if not Path(plan.shard(*s)).is_file():
+            compute_shard(plan, s, plan.prepared_of_cell(cell))
+            log_computed(plan.layout.shards_log, plan.shard_id(*s))
+            lines.append(f"{plan.shard_id(*s)}: missing, computed")
+    write_summary([plan.shard(*s) for s in shards], output[0], runs)
+    return "".join(f"{x}\n" for x in lines) + f"{runs} runs of {len(shards)} shards summarized\n"
 
 
 @logged
 def figure(plan, wildcards, output, log):
-    """One manifest figure and its table (CSV, Markdown, LaTeX)."""
+    """One manifest figure and its table (CSV, Markdown, LaTeX), into the store."""
     from banditrepro.figures import build_figure
+    from banditrepro.plotting import DRAW_LOCK
 
-    lay = plan.layout
     fig = plan.figure(wildcards.paper, wildcards.figure)
-    with _DRAW_LOCK:
-        build_figure(fig, lay, output.png, output.pdf, output.table)
+    with DRAW_LOCK:
+        build_figure(fig, plan.store, output.png, output.pdf, output.table)
     return f"{fig.stem}: wrote {output.png}, {output.pdf}, {output.table}\n"
 
 
@@ -85,8 +91,7 @@ def figure(plan, wildcards, output, log):
 def claims(plan, output, log):
     from banditrepro.claims import write_claims
 
-    lay = plan.layout
-    lines = write_claims(plan.figures, lay, output[0])
+    lines = write_claims(plan.figures, plan.store, output[0])
     return "\n".join(lines) + "\n"
 
 
@@ -100,13 +105,27 @@ def runtime_table(plan, input, output, log):
 
 @logged
 def report(plan, input, output, log):
-    """report.md (every figure, table and claim) and reproduction.md (claims and deviations); the leaderboards
-    of papers no challenger joins any more are removed, as a fresh run would not have them."""
-    from banditrepro.challengers import remove_stale_leaderboards
+    """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
     from banditrepro.report import build_report, build_reproduction
 
-    lay = plan.layout
-    build_report(plan.figures, lay, input.claims, input.runtime, output[0])
-    build_reproduction(plan.figures, lay, input.claims, plan.deviations_file(), output.reproduction)
-    removed = remove_stale_leaderboards(plan.figures, lay)
-    return f"wrote {output[0]}, {output.reproduction}\n" + "".join(f"removed stale {p}\n" for p in removed)
+    st = plan.store
+    build_report(plan.figures, st, input.claims, input.runtime, output[0])
+    build_reproduction(plan.figures, st, input.claims, plan.deviations_file(), output.reproduction)
+    return f"wrote {output[0]}, {output.reproduction}\n"
+
+
+@logged
+def software(plan, output, log):
+    from banditrepro.workflow import software
+
+    software.write(output[0])
+    return f"wrote {output[0]}\n"
+
+
+@logged
+def publish(plan, input, log):
+    """Rule ``all``: every store entry of this config copied to its fixed path where the bytes differ, and
+    published files this config does not make removed (workflow/publish.py)."""
+    from banditrepro.workflow.publish import publish as publish_all
+
+    return publish_all(plan)

@@ -1,26 +1,26 @@
 """What a config asks the workflow to do, computed once at parse time: ``build_plan(config, root)``.
 
-A ``Plan`` holds the validated config, its ``Layout`` (every path), the catalog, the manifest's figures,
-the runs of every cell and the shards and batches that compute them, and answers every input list and
-parameter the rules need. No path here is absolute unless the user configured it so: params and inputs
-are relative to the working directory (``rel``), so a copied or moved project folder is up to date.
+A ``Plan`` is pure data: the validated config, its ``Layout`` (every path; ``store`` is the view the jobs
+read and write), the catalog, the manifest's figures, the runs of every cell, the name of every stored result
+(banditrepro/workflow/names.py), the shards holding each cell's runs and the batches computing the shards that
+are missing. It reads no file's content but a user's matrix file and an optional dataset's probe (for their
+names) and lists the cells' folders; it writes and deletes nothing, so a dry run is read-only.
 
 Shards. A cell's runs are stored in shards, one file holding runs first..last
-(``<cell>/<code>/runs<first>-<last>.npz``; ``code`` is the digest of the code the cell runs, so editing that
-code makes new files rather than rewriting old ones). A cell's shards hold its runs 0..n-1: the shards that
-exist, followed from run 0 (one listing of the cell's folder), then new shards of ``k`` runs
-(``runs_per_shard``; ``auto`` sizes k from the horizon and the kernel's ns/step, banditrepro/jobsize.py) up
-to run n-1. Raising ``runs`` appends shards after the existing ones, so only the new runs are computed and no
-file is rewritten. A cell's shard list is the same when planned again after some of its new shards were
-written, so a killed run resumes with the same shards and a cluster node plans what the main process
-planned. A summary reads its cell's shards and keeps runs 0..n-1 (the last shard may hold more).
+(``<cell>/<cell key>/runs<first>-<last>.npz``; the key covers everything the runs' bytes depend on but the run
+index, so a change of code, data, seed, format or stack makes new files and never rewrites old ones). A cell's
+shards hold its runs 0..n-1: the shards that exist, followed from run 0 (one listing of the cell's folder),
+then new shards of ``k`` runs (``runs_per_shard``; ``auto`` sizes k from the horizon and the kernel's ns/step,
+banditrepro/jobsize.py) up to run n-1. A shard is complete when its file exists (written atomically, last).
+Raising ``runs`` appends shards after the existing ones, so only the new runs are computed; a summary reads its
+cell's shards and keeps runs 0..n-1 (the last shard may hold more), whatever shards hold them.
 
-Batches. Every shard is computed by a batch (banditrepro/workflow/batches.py), one job of rule ``simulate``
-named by its wildcard ``{batch}``; batches depend on the shard lists and the target only (``batch_minutes``,
-or ``shard_seconds`` when it is null), not on which shards exist. A batch is named by its shards' paths
-under the results folder (``shard_id``: base seed included), so its receipt stands for exactly those files;
-receipts are checked against their shards at parse time (``drop_stale_receipts``,
-docs/decisions.md#receipts-checked).
+Batches. Every missing shard is computed by a batch (banditrepro/workflow/batches.py), one job of rule
+``simulate`` named by its wildcard ``{batch}``: ``<dataset>-<digest of its shards' paths>``. Only missing
+shards are packed, so a finished shard is never in a batch, adding a challenger or a run packs only the new
+shards, and a summary depends on its shards (and, for those missing, the batches computing them), never on how
+finished work was packed. In cluster mode a node reads its batch from the spec file the main process wrote
+(``Layout.batch_spec``), so it computes what was submitted whatever has finished since.
 """
 
 from __future__ import annotations
@@ -33,14 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from banditrepro import ReproError, jobsize
-from banditrepro.layout import Layout
+from banditrepro.layout import Layout, Names
 from banditrepro.workflow import batches as batching
-from banditrepro.workflow import digests
+from banditrepro.workflow import digests, names
 from banditrepro.workflow.config import check_config
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
 SHARD_NAME = re.compile(r"runs(\d+)-(\d+)\.npz$")
-CODE_CHARS = 12  # of a cell's code digest in its folder name: 48 bits, no collision among a project's edits
 
 
 def cell_key(dataset: str, horizon: int, algo: str) -> str:
@@ -56,19 +55,24 @@ def dataset_of(key: str) -> str:
     return key.partition("/")[0]
 
 
+def algorithm_of(key: str) -> str:
+    """The algorithm id a cell runs (``rucb+alpha=0.6`` of ``sushi16/T100000/rucb+alpha=0.6``)."""
+    return key.rpartition("/")[2]
+
+
 def kernel_of(key: str) -> str:
     """The algorithm a cell runs, without its parameters (``rucb`` of ``sushi16/T100000/rucb+alpha=0.6``)."""
-    return split_key(key)[2].partition("+")[0]
+    return algorithm_of(key).partition("+")[0]
 
 
 def existing_shards(folder) -> dict[int, int]:
     """first run -> last run of every shard file in ``folder`` (the longest where several start alike)."""
     try:
-        names = os.listdir(folder)
-    except OSError:
+        entries = os.listdir(folder)
+    except OSError:  # no folder yet, or unreadable now: the shards count as missing (computing costs CPU only)
         return {}
     out: dict[int, int] = {}
-    for name in names:
+    for name in entries:
         m = SHARD_NAME.fullmatch(name)
         if m and int(m.group(2)) >= int(m.group(1)):
             a, b = int(m.group(1)), int(m.group(2))
@@ -99,15 +103,25 @@ def shard_size(key: str, runs: int, config: dict) -> int:
 class Plan:
     config: dict
     root: Path  # the project (Snakefile's folder); relative config paths resolve against it
-    layout: Layout
+    layout: Layout  # published paths; ``store`` is the view every job reads and writes
     catalog: object
     figures: list
     cell_runs: dict[str, int]  # cell key -> runs
-    codes: dict[str, str] = field(default_factory=dict)  # cell key -> code digest (its shards' folder)
+    names: Names = field(default_factory=Names)
+    cell_names: dict[str, str] = field(default_factory=dict)  # cell key -> its shards' key (names.cell_key)
     cell_shards: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
-    batches: list = field(default_factory=list)  # batches.Batch: every shard, packed (state-independent)
+    missing: set = field(default_factory=set)  # (cell, first, last) of the shards not on disk at parse time
+    batches: list = field(default_factory=list)  # batches.Batch: the missing shards, packed
     batch_of: dict = field(default_factory=dict)  # batch name -> Batch
-    cell_batches: dict = field(default_factory=dict)  # cell key -> names of the batches holding its shards
+    batch_holding: dict = field(default_factory=dict)  # missing shard -> name of its batch
+
+    @property
+    def store(self) -> Layout:
+        return self.layout.stored()
+
+    @property
+    def cluster(self) -> bool:
+        return self.config.get("batch_minutes") is not None
 
     # --- paths ---------------------------------------------------------------------------------------------
     def root_path(self, p) -> str:
@@ -123,28 +137,15 @@ class Plan:
         return os.path.relpath(self.root / p)
 
     def shard(self, cell: str, first: int, last: int) -> str:
-        return self.layout.shard(*split_key(cell), self.codes[cell], first, last)
-
-    def shard_relpath(self, cell: str, first: int, last: int) -> str:
-        """A shard's path under the cells folder (what receipts and logs list)."""
-        return f"{cell}/{self.codes[cell]}/runs{first}-{last}.npz"
+        dataset, horizon, algo = split_key(cell)
+        return self.layout.shard(dataset, horizon, algo, self.cell_names[cell], first, last)
 
     def shard_id(self, cell: str, first: int, last: int) -> str:
-        """A shard's path under the results folder, base seed included: what names its batch, so a batch and
-        its receipt stand for everything the shards' bytes depend on (docs/decisions.md#batch-identity)."""
-        return f"{self.layout.cells[len(self.layout.results_dir) + 1:]}/{self.shard_relpath(cell, first, last)}"
-
-    def parse_shard(self, path: str) -> tuple[str, int, int]:
-        """(cell, first, last) of a shard path (``shard``'s inverse)."""
-        rest = str(path)[len(self.layout.cells) + 1:]
-        cell, _code, name = rest.rsplit("/", 2)
-        m = SHARD_NAME.fullmatch(name)
-        if not m:
-            raise ReproError(f"not a shard path: {path}")
-        return cell, int(m.group(1)), int(m.group(2))
+        """A shard's path under the results folder: its name, which names its batch."""
+        return self.shard(cell, first, last)[len(self.layout.results_dir) + 1:]
 
     def cell_folder(self, cell: str) -> str:
-        return f"{self.layout.cell_dir(*split_key(cell))}/{self.codes[cell]}"
+        return f"{self.layout.cell_dir(*split_key(cell))}/{self.cell_names[cell]}"
 
     def log(self, *parts: str) -> str:
         """A job log of this config: <logs>/<parts...>.log (logs/ or logs/<name>/, see Layout.logs)."""
@@ -176,98 +177,63 @@ class Plan:
         return (last - first + 1) * jobsize.run_seconds(algo, horizon)
 
     def all_shards(self) -> list[tuple[str, int, int]]:
-        """Every shard of every cell in the cluster batches' order: by dataset (a batch reads one prepared file),
-        cell, first run (local batches take each dataset's shards algorithm by algorithm: ``pack_batches``)."""
+        """Every shard of every cell, by dataset (a batch reads one prepared file), cell, first run."""
         return sorted(((c, a, b) for c, held in self.cell_shards.items() for a, b in held),
                       key=lambda s: (dataset_of(s[0]), s[0], s[1]))
 
+    def missing_shards(self) -> list[tuple[str, int, int]]:
+        return [s for s in self.all_shards() if s in self.missing]
+
     # --- batches ---------------------------------------------------------------------------------------------
     def batch(self, name: str):
-        """The batch of that name (a job's wildcard), or ReproError: a node planning other batches than the
-        main process (a different config or project state) stops here rather than computing something else."""
+        """The batch of that name planned here, or ReproError."""
         try:
             return self.batch_of[name]
         except KeyError:
-            raise ReproError(f"batch {name} is not in this plan (config or shards changed since it was "
-                             "submitted): run snakemake again") from None
+            raise ReproError(f"batch {name} is not in this plan (its shards exist, or the config changed since "
+                             "it was planned): run snakemake again") from None
 
-    def receipt(self, name: str) -> str:
-        return self.layout.receipt(name)
+    def batch_done(self, name: str) -> str:
+        return self.layout.batch_done(name)
 
-    def cell_receipts(self, dataset: str, horizon, algo: str) -> list[str]:
-        """A summary's inputs: the receipts of the batches holding the cell's shards."""
-        return [self.receipt(b) for b in self.cell_batches[cell_key(dataset, int(horizon), algo)]]
+    def cell_inputs(self, dataset: str, horizon, algo: str) -> list[str]:
+        """A summary's inputs: its shards that exist, and for the missing ones the end of the batch computing
+        them (Snakemake's link to that job; the summary reads the shards themselves)."""
+        cell = cell_key(dataset, int(horizon), algo)
+        out = []
+        for a, b in self.cell_shards[cell]:
+            s = (cell, a, b)
+            out.append(self.batch_done(self.batch_holding[s]) if s in self.missing else self.shard(*s))
+        return list(dict.fromkeys(out))
 
     def batch_prepared(self, name: str) -> str:
-        return self.layout.prepared_file(self.batch(name).dataset)
+        return self.layout.prepared_file(batching.dataset_of_batch(name))
 
     def batch_runtime(self, name: str, attempt: int = 1) -> int:
-        """SLURM minutes for a batch's ``attempt``-th try: doubled per retry, capped by partition_minutes."""
-        return self.batch(name).minutes(attempt, self.config.get("partition_minutes"))
-
-    def forget_batches_of(self, shards) -> list[str]:
-        """Remove the receipts of the batches holding ``shards`` ((cell, first, last), e.g. a shard deleted by
-        hand after its batch finished), so the next run computes them again; the receipts removed."""
-        wanted = set(shards)
-        removed = []
-        for b in self.batches:
-            if wanted.intersection(b.shards) and os.path.exists(self.receipt(b.name)):
-                os.unlink(self.receipt(b.name))
-                removed.append(self.receipt(b.name))
-        return removed
-
-    def receipt_targets(self) -> list[str]:
-        """The receipts of every batch of an always-available dataset (rule ``all``), so a batch whose receipt
-        was dropped runs again even when no summary needs to (docs/decisions.md#receipts-checked)."""
-        return [self.receipt(b.name) for b in self.batches if not self.catalog.is_optional(b.dataset)]
-
-    def stale_receipts(self) -> list[str]:
-        """Receipts that exist but whose batch has a shard missing or incomplete (``cell.shard_complete``)
-        for the prepared file's sha256 the receipt records, e.g. a shard deleted by hand; an unreadable
-        receipt too. Reads receipts and sidecars only: no data file is hashed."""
-        stale = []
-        for b in self.batches:
-            path = self.receipt(b.name)
-            try:
-                sha = json.loads(Path(path).read_text())["prepared_sha256"]
-            except FileNotFoundError:
-                continue
-            except (OSError, ValueError, KeyError, TypeError):
-                stale.append(path)
-                continue
-            if self.incomplete_shards(b, sha):
-                stale.append(path)
-        return stale
-
-    def incomplete_shards(self, batch, prepared_sha256: str) -> list:
-        """The shards of ``batch`` not complete (``cell.shard_complete``) for a prepared file of this sha256."""
-        from banditrepro.cell import shard_complete
-
-        return [s for s in batch.shards if not shard_complete(self.shard(*s), prepared_sha256)]
-
-    def drop_stale_receipts(self, say=None) -> list[str]:
-        """Remove ``stale_receipts`` (the main process at parse time, docs/decisions.md#receipts-checked): their
-        batches run again in this very run. ``say``: a stream told one line per receipt. The receipts removed."""
-        stale = self.stale_receipts()
-        for path in stale:
-            Path(path).unlink(missing_ok=True)
-            if say is not None:
-                print(f"banditrepro: batch {Path(path).stem} has a shard missing or incomplete: it runs again",
-                      file=say)
-        return stale
+        """SLURM minutes for a batch's ``attempt``-th try: doubled per retry, capped by partition_minutes. A node
+        that no longer plans the batch (its shards finished meanwhile) reads its spec."""
+        batch = self.batch_of.get(name) or batching.read_spec(self.layout.batch_spec(name), name, missing_ok=True)
+        seconds = batch.seconds if batch else 0.0
+        return batching.requested_minutes(seconds, attempt, self.config.get("partition_minutes"))
 
     def prepared_of_cell(self, cell: str) -> str:
         return self.layout.prepared_file(dataset_of(cell))
 
+    # --- targets ---------------------------------------------------------------------------------------------
     def figure_outputs(self, fig) -> list[str]:
-        return self.layout.figure_outputs(fig.paper, fig.id)
+        return self.store.figure_outputs(fig.paper, fig.id)
 
     def all_figure_outputs(self) -> list[str]:
         return [t for fig in self.figures for t in self.figure_outputs(fig)]
 
     def all_targets(self) -> list[str]:
-        lay = self.layout
-        return [*self.all_figure_outputs(), lay.claims_csv, lay.runtime_csv, lay.report_md]
+        """Every store entry a run publishes (rule ``all``), leaderboards aside (leaderboard.targets)."""
+        st = self.store
+        return [*self.all_figure_outputs(), st.claims_csv, st.runtime_csv, st.report_md, st.reproduction_md,
+                st.software_json]
+
+    def summary_of(self, dataset: str, horizon, algo: str) -> str:
+        return self.layout.summary(dataset, int(horizon), algo)
 
     def runtime_inputs(self) -> list[str]:
         """Summaries of every cell of an always-available dataset (the run-time table's rows)."""
@@ -319,46 +285,40 @@ class Plan:
             entry["path"] = self.declared_file(dataset)
         return f"--entry {shlex.quote(json.dumps(entry))}"
 
-    def source_spec(self, source: str) -> str:
-        return digests.digest(self.catalog.sources.get(source))
-
-    def dataset_spec(self, dataset: str) -> str:
-        """The catalog entry of a dataset and of its raw sources (what the preparation derives from)."""
-        cat = self.catalog
-        return digests.digest([cat.dataset(dataset)] + [cat.source(s) for s in cat.raw_inputs(dataset)])
-
-    # --- digests of what each job draws from ---------------------------------------------------------------
-    def figure_digest(self, paper: str, figure: str) -> str:
-        return digests.figure_digest(self.figure(paper, figure))
-
-    def claims_digest(self) -> str:
-        return digests.claims_digest(self.figures)
+    def fallback_args(self, dataset: str) -> str:
+        """The prepared files a dataset derives from (a fallback instance), as the prepare job's options."""
+        return " ".join(f"--input {d}={self.layout.prepared_file(d)}" for d in self.catalog.dataset_inputs(dataset))
 
     def deviations_file(self) -> str:
         return self.root_path("config/deviations.yaml")
 
-
-def code_folder(algo: str) -> str:
-    """The folder of an algorithm id's shards below its cell: the first ``CODE_CHARS`` of its code digest."""
-    return digests.cell_code(algo)[:CODE_CHARS]
+    def check_key(self, table: str, name, key: str) -> None:
+        """A job asked for under a key that is not this plan's (a path typed by hand, or left from another
+        config) would store something under a name that does not cover it: refused, in one line."""
+        found = getattr(self.names, table)
+        found = found.get(name) if isinstance(found, dict) else found
+        if found != key:
+            raise ReproError(f"{table} {name} is named {found} in this plan, not {key}: ask for the plan's targets "
+                             "(snakemake with no target) instead")
 
 
 def pack_batches(plan: Plan, config: dict) -> list:
-    """The plan's batches. Cluster mode (``batch_minutes`` set): a dataset's shards, any algorithms, about
-    ``batch_minutes`` each. Local runs: about ``shard_seconds`` each, of one algorithm, taking every parameter
-    set and horizon of its kernel together (one job for a kernel's many small cells, not one per cell)."""
+    """The batches of the plan's missing shards. Cluster mode (``batch_minutes`` set): a dataset's shards, any
+    algorithms, about ``batch_minutes`` each. Local runs: about ``shard_seconds`` each, of one algorithm,
+    taking every parameter set and horizon of its kernel together (one job for a kernel's many small cells)."""
     minutes = config["batch_minutes"]
+    todo = plan.missing_shards()
     if minutes is not None:
-        return batching.pack(plan.all_shards(), plan.shard_seconds, dataset_of, plan.shard_id, minutes * 60)
-    shards = sorted(plan.all_shards(), key=lambda s: (dataset_of(s[0]), kernel_of(s[0]), s[0], s[1]))
-    return batching.pack(shards, plan.shard_seconds, dataset_of, plan.shard_id, config["shard_seconds"],
+        return batching.pack(todo, plan.shard_seconds, dataset_of, plan.shard_id, minutes * 60)
+    todo = sorted(todo, key=lambda s: (dataset_of(s[0]), kernel_of(s[0]), s[0], s[1]))
+    return batching.pack(todo, plan.shard_seconds, dataset_of, plan.shard_id, config["shard_seconds"],
                          algorithm_of=kernel_of)
 
 
 def build_plan(config: dict, root, scan=True) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
-    claim, plan the shards of every cell and the batches computing them. ``scan``: look at which shards
-    exist (see the module docstring). ReproError (one line) on bad input."""
+    claim, name every stored result, plan the shards of every cell and the batches computing the missing
+    ones. ``scan``: look at which shards exist (see the module docstring). ReproError (one line) on bad input."""
     from banditrepro import challengers, claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
@@ -384,15 +344,14 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     # cells of optional datasets (network only) are planned too: figures ask for them only when available
     runs = cell_runs(plan.figures, config["runs"], config["max_runs"])
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
-
+    plan.layout = Layout.from_config(config, plan.names)
+    names.name_plan(plan)
     for key, n in plan.cell_runs.items():
-        plan.codes[key] = code_folder(split_key(key)[2])
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
         plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing)
+        plan.missing.update((key, a, b) for a, b in plan.cell_shards[key] if existing.get(a) != b)
     plan.batches = pack_batches(plan, config)
     plan.batch_of = {b.name: b for b in plan.batches}
-    for b in plan.batches:
-        for cell in dict.fromkeys(c for c, _, _ in b.shards):
-            plan.cell_batches.setdefault(cell, []).append(b.name)
+    plan.batch_holding = {s: b.name for b in plan.batches for s in b.shards}
     batching.check_limit(plan.batches, config.get("partition_minutes"))
     return plan

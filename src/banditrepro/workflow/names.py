@@ -1,0 +1,145 @@
+"""The name of every stored result: a digest of everything its bytes depend on (docs/decisions.md#content-addressing).
+
+A result stored under its name is complete (every write is atomic) and correct for that name; nothing else
+(Snakemake's metadata, a receipt, a lock) is trusted to say that a file is current. Keys are computed at parse
+time from the config, the catalog, the manifest and the sources, never from a file's content or age, except
+the bytes of a user's own matrix file and the probe of an optional dataset (both read, never written):
+
+    data       catalog entry, raw sources' entries (their sha256), the fallback's data key, a user file's
+               sha256, the preparation code's closure             -> data/prepared/<dataset>/<data>.json
+    cell       algorithm id, cell code (kernel closure + cell.py), data key, horizon, base seed, shard
+               format, numerics stack                             -> <results>/cells/.../<cell>/runs<a>-<b>.npz
+    summary    cell key, runs kept, the summary code              -> <results>/summaries/.../<summary>.npz
+    figure     its manifest entry and drawing code, the names of the summaries and prepared files it draws,
+               an optional dataset's probe                        -> <results>/store/figures/<paper>/<id>/<key>/
+    claims     the claim entries and tests, the figures' keys     -> <results>/store/claims/<key>/claims.csv
+    runtime    summary code and every summary's name
+    leaderboard, report, software: likewise from what they read
+
+The fixed paths a reader opens (``<results>/figures/…``, ``claims.csv``, ``report.md`` …) are copies of store
+entries, brought up to date by the last step of every run (banditrepro/workflow/publish.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import platform
+from pathlib import Path
+
+from banditrepro.workflow import digests
+
+KEY_CHARS = 16  # of every name: 64 bits; a results folder holds thousands of names, not billions
+# What preparation runs (cli.py prepare): the catalog's derivations and the instance checks; an edit gives every
+# dataset a new name, so its prepared file and every shard drawn from it are made anew
+PREPARE_CODE = ("banditrepro.datasets.catalog", "banditrepro.datasets.derive", "banditrepro.instances")
+
+
+def key(*parts) -> str:
+    """The name of a result from what its bytes depend on (JSON-able parts, dict keys sorted)."""
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:KEY_CHARS]
+
+
+@functools.cache
+def numerics_stack() -> dict:
+    """The versions a shard's numbers may depend on besides our code: numpy's Generator and numba's compiled
+    distributions and arithmetic (docs/decisions.md#stack-in-the-name). Read from the installed metadata, so
+    planning imports neither (numba alone takes ~0.4 s)."""
+    from importlib import metadata
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {"numpy": version("numpy"), "numba": version("numba"),
+            "python": ".".join(platform.python_version_tuple()[:2])}
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@functools.cache
+def prepare_code() -> str:
+    return digests.source_digest(PREPARE_CODE)
+
+
+def data_key(catalog, dataset: str, _seen=()) -> str:
+    """A dataset's name: what its prepared file derives from. A user's matrix file is named by its bytes (read
+    here: the only input outside the catalog); a missing one gets "absent", and its preparation fails."""
+    if dataset in _seen:
+        from banditrepro import ReproError
+
+        raise ReproError(f"dataset {dataset!r} is its own fallback")
+    user = catalog.user_file(dataset)
+    user_sha = (file_sha256(user) if user.is_file() else "absent") if user is not None else None
+    return key("data", catalog.dataset(dataset), [catalog.source(s) for s in catalog.raw_inputs(dataset)],
+               [data_key(catalog, d, (*_seen, dataset)) for d in catalog.dataset_inputs(dataset)], user_sha,
+               prepare_code())
+
+
+def cell_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
+    """A cell's shards' folder: everything a run's bytes depend on but the run index (in the shard's name)."""
+    from banditrepro.shardformat import SHARD_FORMAT
+
+    return key("cell", algo, code, data, int(horizon), int(base_seed), SHARD_FORMAT, numerics_stack())
+
+
+def summary_key(cell: str, runs: int, code: str) -> str:
+    """A summary of runs 0..runs-1 of a cell: the same whatever shards hold them."""
+    return key("summary", cell, int(runs), code)
+
+
+def probe_state(path) -> str:
+    """An optional dataset's probe as a figure's name sees it: the status file's bytes, or "unprobed"."""
+    p = Path(path)
+    try:
+        return hashlib.sha256(p.read_bytes()).hexdigest()[:KEY_CHARS]
+    except OSError:
+        return "unprobed"
+
+
+def name_plan(plan) -> None:
+    """Every name of ``plan`` (``plan.names``, ``plan.cell_names``), from its config, catalog and figures."""
+    from banditrepro import leaderboard
+    from banditrepro.workflow import software
+    from banditrepro.workflow.plan import split_key
+
+    cfg, cat, n = plan.config, plan.catalog, plan.names
+    used = {split_key(c)[0] for c in plan.cell_runs} | {p.dataset for f in plan.figures for p in f.panels}
+    todo = list(used)
+    while todo:  # a dataset's fallback is prepared too
+        d = todo.pop()
+        if d not in n.data:
+            n.data[d] = data_key(cat, d)
+            todo.extend(cat.dataset_inputs(d))
+    summary_code = digests.summary_code()
+    for cell, runs in plan.cell_runs.items():
+        dataset, horizon, algo = split_key(cell)
+        plan.cell_names[cell] = cell_key(algo, digests.cell_code(algo), n.data[dataset], horizon, cfg["base_seed"])
+        n.summary[(dataset, horizon, algo)] = summary_key(plan.cell_names[cell], runs, summary_code)
+    probes = {d: probe_state(plan.layout.status_file(d)) for d in used if cat.is_optional(d)}
+    for fig in plan.figures:
+        drawn = sorted({(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms})
+        datasets = sorted({p.dataset for p in fig.panels})
+        n.figure[(fig.paper, fig.id)] = key(
+            "figure", digests.figure_digest(fig), [n.summary[c] for c in drawn], [n.data[d] for d in datasets],
+            [probes[d] for d in datasets if d in probes])
+    every_summary = sorted(n.summary.values())
+    every_figure = [n.figure[(f.paper, f.id)] for f in plan.figures]
+    n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary)
+    for paper in leaderboard.papers(plan.figures):
+        n.leaderboard[paper] = key("leaderboard", leaderboard.digest(plan.figures, paper), every_figure,
+                                   every_summary)
+    n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()))
+    n.software = key("software", software.stack())
+    n.report = key("report", digests.report_code(), digests.bytes_digest(plan.deviations_file()), every_figure,
+                   every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()))
