@@ -220,6 +220,13 @@ def final_stats(summary: dict, metric: str) -> dict[str, float]:
     return {"mean": mean, "se": se, "ci_low": mean - q * se, "ci_high": mean + q * se, "runs": n}
 
 
+def summary_algorithm(path) -> str:
+    """The algorithm id of a summary's path: its folder (``…/<algo>/<key>.npz``, the workflow's) or, in a folder
+    made by hand, its name (``…/<algo>.npz``)."""
+    p = Path(path)
+    return p.parent.name if len(p.stem) == 16 and all(c in "0123456789abcdef" for c in p.stem) else p.stem
+
+
 def runtime_table(summary_paths: list[str | Path]):
     import pandas as pd
 
@@ -227,7 +234,7 @@ def runtime_table(summary_paths: list[str | Path]):
     for p in summary_paths:
         s = load_summary(p)
         w = np.asarray(s["wall_seconds"], dtype=float)
-        rows.append({"dataset": s["instance"], "horizon": s["horizon"], "algorithm_id": Path(p).stem,
+        rows.append({"dataset": s["instance"], "horizon": s["horizon"], "algorithm_id": summary_algorithm(p),
                      "runs": s["n_runs"], "kernel_seconds_mean": float(np.nanmean(w)),
                      "kernel_seconds_total": float(np.nansum(w)),
                      "ns_per_step": float(np.nanmean(w) / s["horizon"] * 1e9)})

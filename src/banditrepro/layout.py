@@ -63,7 +63,7 @@ class Layout:
     results_dir: str = DEFAULT_RESULTS_DIR
     base_seed: int = DEFAULT_BASE_SEED
     data_dir: str = DEFAULT_DATA_DIR
-    names: Names | None = field(default=None, compare=False, repr=False)
+    names: Names | None = field(default=None, compare=False, repr=False)  # None: a folder made by hand (flat)
     store: bool = False  # published paths are the store's entries (what jobs read and write)
 
     def __post_init__(self):
@@ -83,6 +83,8 @@ class Layout:
         return replace(self, store=False)
 
     def _key(self, table: str, name):
+        if self.names is None:
+            return None  # a folder made by hand (CLI, tests): the flat layout, no names
         try:
             found = getattr(self.names, table)
             return found[name] if isinstance(found, dict) else found or None
@@ -107,7 +109,8 @@ class Layout:
 
     def prepared_file(self, dataset: str) -> str:
         """A dataset's instance, named by what it derives from (names.data_key)."""
-        return self.prepared_path(dataset, self._key("data", dataset))
+        key = self._key("data", dataset)
+        return self.prepared_path(dataset, key) if key else f"{self.prepared}/{dataset}.json"
 
     def prepared_path(self, dataset: str, key: str) -> str:
         return f"{self.prepared}/{dataset}/{key}.json"
@@ -168,11 +171,15 @@ class Layout:
 
     def summary(self, dataset: str, horizon: int, algo: str) -> str:
         key = self._key("summary", (dataset, int(horizon), algo))
+        if key is None:
+            return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"
         return f"{self.summaries}/{dataset}/T{horizon}/{algo}/{key}.npz"
 
     # --- outputs published at fixed paths (their store entries under ``stored()``) -------------------------
     def _entry(self, kind: str, key_table: str, name, *parts: str) -> str:
         key = self._key(key_table, name)
+        if key is None:
+            raise _missing(key_table, name)
         return "/".join([self.store_dir, kind, *parts[:-1], key, parts[-1]])
 
     def figure_png(self, paper: str, figure: str) -> str:

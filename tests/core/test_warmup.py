@@ -8,12 +8,16 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from banditrepro import warmup
 from banditrepro.kernel_cache import kernel_lock
+from banditrepro.workflow import stop
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -106,6 +110,29 @@ def test_each_module_goes_to_one_warm_up_process_in_priority_order():
 def test_preload_leaves_errors_to_the_shards(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
     warmup.preload(["no-such-algorithm", "rucb+alpha=oops"])  # the batch's shards report these, naming the cell
+
+
+def test_preload_stops_on_a_stop_request_while_it_waits(tmp_path, monkeypatch):
+    # a batch waiting for a warm-up's compile ends on Ctrl-C / SIGTERM, not after it (nor after two minutes)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    release, taken = threading.Event(), threading.Event()
+
+    def hold():
+        with kernel_lock("rucb"):
+            taken.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold, daemon=True)
+    holder.start()
+    try:
+        assert taken.wait(10)
+        stop.request("SIGINT")
+        with pytest.raises(stop.Stopped):
+            warmup.preload(["rucb"])
+    finally:
+        release.set()
+        holder.join()
+        stop.reset()
 
 
 def test_on_start_without_cores_launches_nothing(tmp_path, monkeypatch):
