@@ -184,7 +184,7 @@ from banditrepro.cell import run_cells
 from banditrepro.instances import PreferenceMatrix
 assert banditrepro.__file__.startswith(sys.argv[1]), banditrepro.__file__
 P = [[0.5, 0.55, 0.8, 0.9], [0.45, 0.5, 0.7, 0.6], [0.2, 0.3, 0.5, 0.52], [0.1, 0.4, 0.48, 0.5]]
-print(repr(run_cells("rucb", {}, PreferenceMatrix(P, name="t"), 2000, [0], 3)[0].curves["regret"][-1]))
+print(repr(float(run_cells("rucb", {}, PreferenceMatrix(P, name="t"), 2000, [0], 3)[0].curves["regret"][-1])))
 """
 
 # the recorder's increment, doubled: every regret doubles (exactly: a factor of 2 is exact in floating point)

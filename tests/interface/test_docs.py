@@ -90,7 +90,7 @@ def test_readme_and_docs_name_only_files_that_exist():
 README = ROOT / "README.md"
 README_MAX_BYTES = 15_000  # issue 31: a README that fits a first hour; maintainers' material lives in docs/
 # the sections a user needs, in this order (the intro before the first one says what the project does);
-# src/banditrepro/workflow/cluster.py's one-line stop names "Running on a cluster"
+# src/banditrepro/workflow/engine.py's one-line stop names "Running on a cluster"
 README_SECTIONS = ["The two commands", "Outputs", "Configuration", "Running on a cluster",
                    "Extending", "Troubleshooting"]
 
@@ -112,7 +112,7 @@ def test_readme_has_the_users_sections_in_order():
     # the cluster section names the profile as users call it
     cluster = text.split("## Running on a cluster", 1)[1].split("\n## ", 1)[0]
     assert "snakemake --workflow-profile profiles/slurm" in cluster
-    from banditrepro.workflow.cluster import README_SECTION
+    from banditrepro.workflow.engine import README_SECTION
     assert README_SECTION.split('"')[1] in heads[found[3]]
 
 

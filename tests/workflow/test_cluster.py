@@ -1,4 +1,4 @@
-"""Cluster mode on a machine without SLURM fails fast with one line (banditrepro.workflow.cluster): before any
+"""Cluster mode on a machine without SLURM fails fast with one line (banditrepro.workflow.engine): before any
 job, within 10 output lines, naming SLURM, what is missing and where to read; a dry run shows its plan."""
 
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from banditrepro.workflow.cluster import README_SECTION, check_submit_host, submit_problem
+from banditrepro.workflow.engine import README_SECTION, check_submit_host, submit_problem
 from tests.workflow.common import ROOT, TEST_CONFIG, smk
 
 NO_TOOLS = {}.get  # a `which` that finds nothing

@@ -5,7 +5,7 @@ import inspect
 import threading
 import time
 
-from banditrepro.workflow.scheduler import coalesce_reevaluation_timers
+from banditrepro.workflow.engine import coalesce_reevaluation_timers
 
 
 class FakeScheduler:
@@ -53,7 +53,7 @@ class FakeReady:
 
 
 def test_ready_data_jobs_are_offered_alone():
-    from banditrepro.workflow.scheduler import data_jobs_first
+    from banditrepro.workflow.engine import data_jobs_first
 
     s = FakeReady(["simulate"] * 100 + ["prepare_dataset", "fetch_raw", "summarize_cell"])
     assert data_jobs_first(s)

@@ -28,9 +28,7 @@ from banditrepro.workflow.plan import build_plan
 try:
     # cluster mode: the SLURM profile's `set-resources: simulate: batch_minutes`, which no --configfile or
     # --config replaces (docs/decisions.md#cluster-mode); Snakemake passes it on to every job step
-    engine.apply_cluster_mode(config, engine.profile_minutes(workflow))
-    # the same plan in the main process and on a cluster node: batches do not depend on which shards exist
-    PLAN = build_plan(config, workflow.basedir)
+    PLAN = build_plan(config, workflow.basedir, cluster_minutes=engine.profile_minutes(workflow))
 except (ReproError, ValueError) as exc:
     fail(exc)
 LAYOUT = PLAN.layout  # the fixed paths a reader opens (written only by rule all: workflow/publish.py)

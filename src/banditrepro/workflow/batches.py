@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.workflow.cells import split_key
 from banditrepro.workflow.names import file_sha256  # noqa: F401 - a batch records its data file's sha256
 
 # A batch's SLURM time limit: the estimate (jobsize: ns/step medians, right within a factor of a few) times
@@ -114,7 +115,8 @@ def spec(batch: Batch, shard_ids) -> dict:
 
 
 def write_spec(path, batch: Batch, shard_ids) -> None:
-    
+    from banditrepro.atomic import write_json
+
     write_json(path, spec(batch, shard_ids), durable=True)
 
 
@@ -152,9 +154,9 @@ def compute_shard(plan, shard, prepared: str, compute=None, prepared_sha256: str
 
     cell, first, last = shard
     path = plan.shard(*shard)
-    _, horizon, algo = cell.split("/")  # a cell key: <dataset>/T<horizon>/<algo> (plan.cell_key)
+    _, horizon, algo = split_key(cell)
     try:
-        return (compute or simulate_shard)(algo, prepared, int(horizon[1:]), first, last, plan.config["base_seed"],
+        return (compute or simulate_shard)(algo, prepared, horizon, first, last, plan.config["base_seed"],
                                            path, prepared_sha256)
     except ReproError:
         raise

@@ -1,4 +1,6 @@
-"""Validate a workflow config against workflow/schemas/config.schema.yaml and fill in its defaults.
+"""The workflow config, shaped in one place: cluster mode merged in (``apply_cluster_mode``), validated against
+workflow/schemas/config.schema.yaml and its defaults filled in (``check_config``), for the Snakefile (through
+``plan.build_plan``) and for the CLI (``load_config``: what Snakemake would build from a command line).
 
 Errors are one line naming the key and the bad value (snakemake.utils.validate prints the whole schema
 around it), raised as ``ConfigError``; ``fail`` prints such a line and exits non-zero without a traceback
@@ -72,6 +74,14 @@ def error_line(schema: dict, cfg: dict) -> str | None:
         prefix = f"{where}." if where else ""
         return f"config error: unknown key {prefix}{extra[0]} (known: {', '.join(known)})"
     return f"config error: {where} = {json.dumps(err.instance)}: {_reason(err)}"
+
+
+def apply_cluster_mode(config: dict, minutes: float | None) -> dict:
+    """Cluster mode into ``config`` (in place): a batch_minutes the config sets (not null) wins, as a
+    user's explicit size; else the profile's resource. The deprecated ``job_minutes`` counts as set."""
+    if minutes is not None and config.get("batch_minutes") is None and config.get("job_minutes") is None:
+        config["batch_minutes"] = minutes
+    return config
 
 
 def check_config(cfg: dict, schema_path) -> dict:

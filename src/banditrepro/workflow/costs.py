@@ -8,10 +8,14 @@ kernel's cost per step depends on the dataset (its arms) and the horizon, not on
 
 **Kernels.** A cell's kernel CPU-seconds per run are, in this order:
 
-1. measured here: the mean of ``kernel_cpu_seconds`` over every sidecar of the cell (same algorithm id with
-   its parameters, dataset and horizon) already in the results folder, computed by the code the plan runs
-   (the cell's code-digest folder), under any base seed (``cells/seed*/``: a kernel's speed does not depend
-   on the seed, so every seed's runs count);
+1. measured here: the mean of ``kernel_cpu_seconds`` over the sidecars (``runs*.json``) in the cell's own
+   shard folder, ``plan.cell_folder(cell)`` (one listing, sidecars only: no shard is read). That folder's
+   key covers the algorithm id, the cell's code, data, horizon, base seed, shard format and numerics stack
+   (banditrepro/workflow/names.py), so what it holds was measured with the code, data and stack the plan
+   runs. Its sibling folders (other keys of the same ``<dataset>/T<h>/<algo>``) are not read: a sidecar does
+   not record which code wrote it, so another seed's folder cannot be told from an older kernel's, whose
+   speed may differ. The price: a config whose seed changed is forecast from the table below until its own
+   first shards exist; the common case, more runs or a stopped run resumed, is measured;
 2. else the reference table shipped with the package (``kernel_costs.csv``): the same mean, measured on
    the reference machine (a 2-core VM) from a warm default run, so another machine is forecast at the
    reference machine's speed until its results folder holds sidecars of its own. Regenerate it with
@@ -26,10 +30,10 @@ and one per run computed (``PIPELINE_*`` below, measured on warm default runs at
 from __future__ import annotations
 
 import csv
-import glob
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from banditrepro import jobsize
@@ -48,7 +52,8 @@ FIELDS = ("algorithm_id", "dataset", "horizon", "runs", "kernel_cpu_seconds_per_
 # scheduling: 4.4-5.4 CPU-s, the run's CPU less the kernels and every job body).
 PIPELINE_FIXED = 20.0
 # Per shard: the simulate bodies beyond their kernels took 3.2, 6.3, 8.8 CPU-s; least squares: 14 ms per shard
-# (the kernel's one-step load, the claim, the shard's files, the receipt, synced) and 0.08 ms per run.
+# (the kernel's one-step load, the shard's files synced, and then its lease and its batch's receipt, both gone
+# since session 14: so on the high side) and 0.08 ms per run.
 PIPELINE_PER_SHARD = 0.014
 # Per run: those 0.08 ms and the summaries' reading, 0.07 ms (1.6, 2.4, 3.7 CPU-s for 189 summaries).
 PIPELINE_PER_RUN = 0.00015
@@ -74,16 +79,21 @@ def _kernel_totals(sidecars, algo: str, dataset: str, horizon: int) -> tuple[flo
     return total, n
 
 
-def cell_sidecars(results_dir: str, dataset: str, horizon: int, algo: str, code: str) -> list[str]:
-    """The shard sidecars of a cell's code folder under every base seed of ``results_dir``."""
-    pattern = os.path.join(glob.escape(str(results_dir)), "cells", "seed*", glob.escape(dataset), f"T{horizon}",
-                           glob.escape(algo), glob.escape(code), "runs*.json")
-    return sorted(glob.glob(pattern))
+SIDECAR = re.compile(r"runs\d+-\d+\.json")
 
 
-def measured(results_dir: str, dataset: str, horizon: int, algo: str, code: str) -> float | None:
-    """Mean kernel CPU-seconds per run of a cell, from the sidecars in ``results_dir`` (None: none there)."""
-    total, n = _kernel_totals(cell_sidecars(results_dir, dataset, horizon, algo, code), algo, dataset, horizon)
+def cell_sidecars(folder) -> list[str]:
+    """The shard sidecars in a cell's shard folder (``Plan.cell_folder``); [] if it does not exist."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(os.path.join(folder, n) for n in names if SIDECAR.fullmatch(n))
+
+
+def measured(folder, algo: str, dataset: str, horizon: int) -> float | None:
+    """Mean kernel CPU-seconds per run of a cell, from the sidecars in its shard folder (None: none there)."""
+    total, n = _kernel_totals(cell_sidecars(folder), algo, dataset, horizon)
     return total / n if n else None
 
 
@@ -112,7 +122,7 @@ class KernelCosts:
             from banditrepro.workflow.plan import split_key
 
             dataset, horizon, algo = split_key(cell)
-            here = measured(self.plan.layout.results_dir, dataset, horizon, algo, self.plan.codes[cell])
+            here = measured(self.plan.cell_folder(cell), algo, dataset, horizon)
             if here is not None:
                 self._cache[cell] = (here, "measured")
             elif (algo, dataset, horizon) in self.reference:
@@ -130,29 +140,16 @@ def pipeline_seconds(shards: int, runs: int) -> float:
     return PIPELINE_FIXED + PIPELINE_PER_SHARD * shards + PIPELINE_PER_RUN * runs
 
 
-def calibrate(results_dir: str) -> list[dict]:
-    """Rows of the reference table from the sidecars of ``results_dir``: per (algorithm id, dataset, horizon)
-    the runs measured and their mean kernel CPU-seconds, only from the code folders the current code would
-    write (a folder of older code measured other kernels), every base seed together (``cell_sidecars``)."""
-    from banditrepro.workflow.plan import code_folder
+def calibrate(plan) -> list[dict]:
+    """Rows of the reference table from the sidecars in the shard folders of ``plan``'s cells (their current
+    keys: the code, data and stack the plan runs; a folder of older code measured other kernels): per
+    (algorithm id, dataset, horizon), the runs measured and their mean kernel CPU-seconds."""
+    from banditrepro.workflow.plan import split_key
 
-    cells = set()  # (dataset, horizon, algorithm id) with a folder under any base seed
-    for folder in glob.glob(os.path.join(glob.escape(str(results_dir)), "cells", "seed*", "*", "T*", "*")):
-        dataset, horizon, algo = Path(folder).parts[-3:]
-        if horizon[1:].isdigit():
-            cells.add((dataset, int(horizon[1:]), algo))
-    codes = {}
     rows = []
-    for dataset, horizon, algo in sorted(cells):
-        if algo not in codes:
-            try:
-                codes[algo] = code_folder(algo)
-            except Exception:  # noqa: BLE001 -- an algorithm this package does not have: not calibrated
-                codes[algo] = None
-        if codes[algo] is None:
-            continue
-        total, n = _kernel_totals(cell_sidecars(results_dir, dataset, horizon, algo, codes[algo]), algo, dataset,
-                                  horizon)
+    for cell in sorted(plan.cell_runs):
+        dataset, horizon, algo = split_key(cell)
+        total, n = _kernel_totals(cell_sidecars(plan.cell_folder(cell)), algo, dataset, horizon)
         if n:
             rows.append({"algorithm_id": algo, "dataset": dataset, "horizon": horizon, "runs": n,
                          "kernel_cpu_seconds_per_run": f"{total / n:.6g}"})

@@ -13,7 +13,7 @@ import functools
 import time
 from pathlib import Path
 
-from banditrepro.workflow.plan import cell_key
+from banditrepro.workflow.cells import algorithm_of, cell_key
 
 
 def logged(body):
@@ -50,7 +50,7 @@ def simulate(plan, wildcards, input, output, log):
     name = wildcards.batch
     batch = read_spec(input.spec, name) if "spec" in input.keys() else plan.batch(name)
     # a first run's warm-up may be compiling this batch's kernel: wait for it rather than compile it twice
-    preload(cell.split("/")[2] for cell, _, _ in batch.shards)
+    preload(algorithm_of(cell) for cell, _, _ in batch.shards)
     return run_batch(plan, batch, input.prepared, output[0])
 
 

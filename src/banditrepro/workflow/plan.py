@@ -35,34 +35,12 @@ from pathlib import Path
 from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout, Names
 from banditrepro.workflow import batches as batching
-from banditrepro.workflow import digests, names
-from banditrepro.workflow.config import check_config
+from banditrepro.workflow import names
+from banditrepro.workflow.cells import algorithm_of, cell_key, dataset_of, kernel_of, split_key  # noqa: F401
+from banditrepro.workflow.config import apply_cluster_mode, check_config
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
 SHARD_NAME = re.compile(r"runs(\d+)-(\d+)\.npz$")
-
-
-def cell_key(dataset: str, horizon: int, algo: str) -> str:
-    return f"{dataset}/T{horizon}/{algo}"
-
-
-def split_key(key: str) -> tuple[str, int, str]:
-    dataset, horizon, algo = key.split("/")
-    return dataset, int(horizon[1:]), algo
-
-
-def dataset_of(key: str) -> str:
-    return key.partition("/")[0]
-
-
-def algorithm_of(key: str) -> str:
-    """The algorithm id a cell runs (``rucb+alpha=0.6`` of ``sushi16/T100000/rucb+alpha=0.6``)."""
-    return key.rpartition("/")[2]
-
-
-def kernel_of(key: str) -> str:
-    """The algorithm a cell runs, without its parameters (``rucb`` of ``sushi16/T100000/rucb+alpha=0.6``)."""
-    return algorithm_of(key).partition("+")[0]
 
 
 def existing_shards(folder) -> dict[int, int]:
@@ -315,10 +293,12 @@ def pack_batches(plan: Plan, config: dict) -> list:
                          algorithm_of=kernel_of)
 
 
-def build_plan(config: dict, root, scan=True) -> Plan:
+def build_plan(config: dict, root, scan=True, cluster_minutes=None) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, name every stored result, plan the shards of every cell and the batches computing the missing
-    ones. ``scan``: look at which shards exist (see the module docstring). ReproError (one line) on bad input."""
+    ones. ``scan``: look at which shards exist (see the module docstring); ``cluster_minutes``: the SLURM
+    profile's batch size (engine.profile_minutes), merged in unless the config sets its own. ReproError (one
+    line) on bad input."""
     from banditrepro import challengers, claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
@@ -326,6 +306,7 @@ def build_plan(config: dict, root, scan=True) -> Plan:
     from banditrepro.manifest import cell_runs, load_manifest
 
     root = Path(root)
+    apply_cluster_mode(config, cluster_minutes)
     check_config(config, root / SCHEMA)
     plan = Plan(config, root, Layout.from_config(config), None, [], {})
     try:

@@ -29,7 +29,8 @@ def pairs(plan) -> list[tuple[str, str, str]]:
     out = []
     for fig in plan.figures:
         key = names.figure[(fig.paper, fig.id)]
-        out += [(a, b, key) for a, b in zip(st.figure_outputs(fig.paper, fig.id), pub.figure_outputs(fig.paper, fig.id))]
+        stored, fixed = st.figure_outputs(fig.paper, fig.id), pub.figure_outputs(fig.paper, fig.id)
+        out += [(a, b, key) for a, b in zip(stored, fixed)]
     for paper in leaderboard.papers(plan.figures):
         key = names.leaderboard[paper]
         out += [(a, b, key) for a, b in zip(st.leaderboard_outputs(paper), pub.leaderboard_outputs(paper))]

@@ -1,14 +1,14 @@
-"""A stop request (Ctrl-C, SIGTERM) that in-process jobs notice within seconds (docs/decisions.md#shard-leases).
+"""A stop request (Ctrl-C, SIGTERM) that in-process jobs notice within seconds (docs/decisions.md#content-addressing).
 
 Snakemake answers SIGTERM with "Will exit after finishing currently running jobs" and SIGINT by cancelling
-its executor, but a ``run:`` job is a thread it cannot interrupt: a batch waiting for another's claim, or
-going through its shards, would go on for minutes. ``install`` (the Snakefile's ``onstart``, main thread)
-puts a handler before Snakemake's on both signals: it records the request, then calls the handler it
-replaced. Batches check the request between shards and while they wait (``check``, ``wait``) and stop with
-``Stopped``; what they finished is kept and the next run resumes from there.
+its executor, but a ``run:`` job is a thread it cannot interrupt: a batch going through its shards, or a job
+waiting for a kernel's compile (banditrepro/kernel_cache.py), would go on for minutes. ``install`` (the
+Snakefile's ``onstart``, main thread) puts a handler before Snakemake's on both signals: it records the
+request, then calls the handler it replaced. Batches check the request between shards (``check``) and stop
+with ``Stopped``; what they finished is kept and the next run resumes from there.
 
 Cluster jobs run with ``--no-hooks`` (no ``onstart``): a batch SLURM cancels or requeues is killed after
-SLURM's KillWait, and its claim, no longer renewed, is taken over a minute later (workflow/shard_claims.py).
+SLURM's KillWait; what it finished is kept, and its retry computes the rest at once (nothing to wait for).
 """
 
 from __future__ import annotations
