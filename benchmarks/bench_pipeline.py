@@ -26,6 +26,7 @@ loop's run-to-run noise (this VM: ±10 % and more).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import resource
 import shlex
@@ -99,7 +100,7 @@ def _cells_task(job) -> tuple[float, float, float]:
 
     (dataset, horizon, algo), (first, last), base_seed, prepared, path = job
     cpu = time.process_time()
-    results = simulate_shard(algo, prepared / f"{dataset}.json", horizon, first, last, base_seed, path)
+    results = simulate_shard(algo, prepared, horizon, first, last, base_seed, path)
     kernel = sum(r.meta["kernel_cpu_seconds"] for r in results)
     load = sum(r.meta["load_seconds"] for r in results)
     return time.process_time() - cpu, kernel, load
@@ -122,9 +123,9 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     from banditrepro.claims import write_claims
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.figures import build_figure, panel_status
-    from banditrepro.layout import Layout
     from banditrepro.manifest import cell_runs, load_manifest
     from banditrepro.report import build_report
+    from banditrepro.workflow.plan import build_plan, cell_key
 
     papers.load()
     stages = {"imports": time.process_time() - t_imports}
@@ -137,19 +138,18 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     out = workdir / "results"
     if out.exists():
         shutil.rmtree(out)
-    lay = Layout(str(out), cfg["base_seed"], data_dir=str(data))
+    # the workflow's plan (nothing existing): its shards and every result's name (cell, data, summary keys), so
+    # the loop's files are the pipeline's, by name, in the loop's own folders
+    plan = build_plan(dict(cfg), ROOT, scan=False)
+    lay = dataclasses.replace(plan.layout, results_dir=str(out), data_dir=str(data))
 
     todo = [c for c in nruns if panel_status(c[0], lay)[0]]
-    # the workflow's shards (its shard lists and code digests, nothing existing), so the files compare by name
-    from banditrepro.workflow.plan import build_plan, cell_key
-
-    plan = build_plan(dict(cfg), ROOT, scan=False)
     files = {}
     for c in todo:
         key = cell_key(*c)
         for a, b in plan.cell_shards[key]:
-            files[(c, (a, b))] = lay.shard(*c, plan.codes[key], a, b)
-    jobs = [(c, ab, lay.base_seed, Path(lay.prepared), path) for (c, ab), path in files.items()]
+            files[(c, (a, b))] = lay.shard(*c, plan.cell_names[key], a, b)
+    jobs = [(c, ab, lay.base_seed, lay.prepared_file(c[0]), path) for (c, ab), path in files.items()]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
         cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))
     stages.update({"kernels": kernel, "numba_load": load, "cell_files_and_setup": cpu - kernel - load})

@@ -128,7 +128,7 @@ def source_digest(module: str, path) -> str:
     per-function disambiguator), so a comment that shifts lines must not load kernels compiled before it.
     A file outside the package (a plugin's module) counts with the closures of the ``banditrepro`` modules it
     imports (an inlined ``banditrepro.recorder``), but not the plugin's own other modules: those are covered by
-    the plugin's cache folder (``banditrepro.plugins.cache_dir``), when numba's cache is ours.
+    the plugin's cache folder (``banditrepro.plugins.cache_dir``), keyed by all of its package's files.
     """
     path = Path(path).resolve()
     root = _package_root(module, path)

@@ -2,13 +2,15 @@
 
 from pathlib import Path
 
-from banditrepro.layout import DEFAULT_BASE_SEED, Layout
+import pytest
+
+from banditrepro import ReproError
+from banditrepro.layout import DEFAULT_BASE_SEED, Layout, Names
 
 
 def test_default_layout_matches_the_documented_tree():
-    lay = Layout()
-    cells = f"results/cells/seed{DEFAULT_BASE_SEED}"
-    shard = f"{cells}/sushi16/T100000/rucb/0123abcd/runs3-9.npz"
+    lay = Layout()  # no plan's names: the flat layout of folders made by hand
+    shard = "results/cells/sushi16/T100000/rucb/0123abcd/runs3-9.npz"
     assert lay.shard("sushi16", 100000, "rucb", "0123abcd", 3, 9) == shard
     assert lay.summary("sushi16", 100000, "rucb") == "results/summaries/sushi16/T100000/rucb.npz"
     assert lay.figure_outputs("c2b", "fig1") == [
@@ -18,17 +20,34 @@ def test_default_layout_matches_the_documented_tree():
     assert lay.logs == "logs"
 
 
+def test_a_plans_names_put_every_stored_result_under_its_key():
+    names = Names(data={"mslr5": "d" * 16}, summary={("sushi16", 100000, "rucb"): "s" * 16},
+                  figure={("c2b", "fig1"): "f" * 16}, claims="c" * 16, report="r" * 16)
+    lay = Layout(names=names)
+    assert lay.prepared_file("mslr5") == f"data/prepared/mslr5/{'d' * 16}.json"
+    assert lay.summary("sushi16", 100000, "rucb") == f"results/summaries/sushi16/T100000/rucb/{'s' * 16}.npz"
+    # the published paths stay fixed; the store view puts each under its key
+    assert lay.figure_png("c2b", "fig1") == "results/figures/c2b/fig1.png"
+    st = lay.stored()
+    assert st.figure_png("c2b", "fig1") == f"results/store/figures/c2b/fig1/{'f' * 16}/fig1.png"
+    assert st.table("c2b", "fig1", "md") == f"results/store/figures/c2b/fig1/{'f' * 16}/fig1.md"
+    assert st.claims_csv == f"results/store/claims/{'c' * 16}/claims.csv"
+    assert st.reproduction_md == f"results/store/report/{'r' * 16}/reproduction.md"
+    with pytest.raises(ReproError, match="no figure"):
+        st.figure_png("c2b", "fig9")
+
+
 def test_two_configs_never_share_result_files():
     a, b = Layout("results"), Layout("results/test", base_seed=7)
     assert a.claims_csv != b.claims_csv and a.cells != b.cells and a.logs != b.logs
     assert b.logs == "logs/test"
-    # a new base seed in the same results_dir gets its own cells (figures and claims are replaced)
-    assert Layout("results", 1).cells != Layout("results", 2).cells
+    # two seeds in one results_dir share its folders: their stored results differ by name (the cell key covers
+    # the base seed: tests/workflow/test_names.py), never by folder
 
 
 def test_from_config_and_trailing_slash():
     lay = Layout.from_config({"results_dir": "results/x/", "base_seed": 5})
-    assert lay.results_dir == "results/x" and lay.cells == "results/x/cells/seed5"
+    assert lay.results_dir == "results/x" and lay.cells == "results/x/cells"
     assert Layout.from_config({}).base_seed == DEFAULT_BASE_SEED
 
 

@@ -375,8 +375,17 @@ def test_workflow_prepares_a_config_dataset(tmp_path):
     cfg = tmp_path / "c.yaml"
     cfg.write_text(f"datasets:\n  my-matrix: {{path: \"{folder / (chr(39).join(['six', 's.npy']))}\"}}\n")
     work = tmp_path / "work"
-    r = snakemake("data/prepared/my-matrix.json", "--cores", "1", "--directory", str(work), "--configfile", str(cfg))
+    # its prepared file is named by what it derives from: the declaration and the file's bytes among them
+    import yaml
+
+    from banditrepro.datasets.catalog import load_catalog
+    from banditrepro.workflow.names import data_key
+
+    declared = yaml.safe_load(cfg.read_text())["datasets"]
+    key = data_key(load_catalog(CATALOG, declared, ROOT), "my-matrix")
+    target = f"data/prepared/my-matrix/{key}.json"
+    r = snakemake(target, "--cores", "1", "--directory", str(work), "--configfile", str(cfg))
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
-    rec = json.loads((work / "data/prepared/my-matrix.json").read_text())
+    rec = json.loads((work / target).read_text())
     assert rec["sha256"] == hashlib.sha256((folder / "six's.npy").read_bytes()).hexdigest()
     assert np.array_equal(rec["matrix"], SIX_RANKERS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ MIRROR = ROOT.parent / "shared" / "data"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TEST_CONFIG = ".test/config/config.yaml"
 TEST_RESULTS = "results/test"  # results_dir of the test config
-TEST_CELLS = f"{TEST_RESULTS}/cells/seed7"
+TEST_CELLS = f"{TEST_RESULTS}/cells"  # <dataset>/T<h>/<algo>/<cell key>/runs<a>-<b>.npz below
 MIRROR_ARG = ["--config", f"data_mirrors=['{MIRROR}']"]  # a project copy is not beside ../shared/data
 PROJECT_FILES = ("Snakefile", "workflow", "config", "profiles", "src", "envs", ".test")
 
@@ -26,34 +27,6 @@ def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None, runner=None):
     env = {**os.environ, "PYTHONPATH": str(snakefile.parent / "src"), **(env or {})}
     command = [*(runner or SNAKEMAKE), "-s", str(snakefile), *args]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
-
-
-# A live holder of a shard's claim: acquires it as a batch does and renews it (banditrepro/workflow/
-# shard_claims.py) until SIGTERM, which releases it (as a stopped batch does); kill -9 leaves it to go stale.
-_HOLDER = """
-import signal, sys, time
-from banditrepro.workflow import shard_claims as sc
-shard, me = sys.argv[1], sc.Holder.me()
-assert sc.acquire(shard, lambda: False, me)
-signal.signal(signal.SIGTERM, lambda *a: (sc.release(shard, me), sys.exit(0)))
-print("held", flush=True)
-while True:
-    time.sleep(1)
-"""
-
-
-def hold_claim(shard) -> subprocess.Popen:
-    """A process holding ``shard``'s claim (renewed): a batch reaching that shard waits until it ends."""
-    p = subprocess.Popen([sys.executable, "-c", _HOLDER, str(shard)], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    assert p.stdout.readline().strip() == "held", f"the claim holder did not start (exit {p.poll()})"
-    return p
-
-
-def end_holder(p: subprocess.Popen) -> None:
-    """SIGTERM: the holder releases its claim and exits."""
-    p.terminate()
-    p.wait(timeout=30)
 
 
 def job_counts(out: str) -> dict[str, int]:
@@ -100,3 +73,92 @@ def edit_function(path: Path, name: str) -> None:
     indent = " " * first.col_offset
     lines.insert(first.lineno - 1, f"{indent}pass  # edited by a test\n")
     Path(path).write_text("".join(lines))
+
+
+# The plan Snakemake builds for a config, built by the project's own code (its src/, which a test may have
+# edited) in the project folder, as Snakemake merges the config: config/config.yaml, then each --configfile,
+# then --config. Paths are relative to the project folder.
+_PLAN = """
+import json, sys, yaml
+from banditrepro import leaderboard
+from banditrepro.workflow import publish
+from banditrepro.workflow.plan import build_plan, split_key
+
+def merge(a, b):
+    for k, v in b.items():
+        if isinstance(v, dict) and isinstance(a.get(k), dict):
+            merge(a[k], v)
+        else:
+            a[k] = v
+    return a
+
+cfg = yaml.safe_load(open("config/config.yaml"))
+for f in json.loads(sys.argv[1]):
+    merge(cfg, yaml.safe_load(open(f)))
+p = build_plan(merge(cfg, json.loads(sys.argv[2])), ".")
+cells = {c: {"key": p.cell_names[c], "folder": p.cell_folder(c), "summary": p.summary_of(*split_key(c)),
+             "shards": [p.shard(c, a, b) for a, b in p.cell_shards[c]],
+             "missing": [p.shard(c, a, b) for a, b in p.cell_shards[c] if (c, a, b) in p.missing]}
+         for c in p.cell_runs}
+figures = {f.stem: {"drawn": sorted({f"{q.dataset}/T{q.horizon}/{a.id}" for q in f.panels for a in q.algorithms}),
+                    "store": p.figure_outputs(f), "published": p.layout.figure_outputs(f.paper, f.id)}
+           for f in p.figures}
+print(json.dumps({"cells": cells, "figures": figures, "runtime": p.runtime_inputs(),
+                  "batches": {b.name: [p.shard(*s) for s in b.shards] for b in p.batches},
+                  "prepared": {d: p.layout.prepared_file(d) for d in p.names.data},
+                  "leaderboards": leaderboard.papers(p.figures),
+                  "optional": sorted(d for d in p.names.data if p.catalog.is_optional(d)),
+                  "published": {dest: src for src, dest, _ in publish.pairs(p)},
+                  "results": p.layout.results_dir, "shards_log": p.layout.shards_log}))
+"""
+
+
+def plan_of(project: Path, *configfiles: str, env=None, **config) -> dict:
+    """What the plan of ``project`` for that config says (``_PLAN``): per cell its key, folder, summary, shards
+    and the shards missing now; per figure the cells it draws and its store and published files; the batches
+    of missing shards; every published path with its store entry. ``config``: as ``--config`` sets it."""
+    env = {**os.environ, "PYTHONPATH": str(Path(project) / "src"), **(env or {})}
+    r = subprocess.run([sys.executable, "-c", _PLAN, json.dumps(list(configfiles)), json.dumps(config)],
+                       cwd=project, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout)
+
+
+def computed(project: Path, results: str = TEST_RESULTS) -> list[str]:
+    """The shards the runs of that results folder computed, in order, as paths under it
+    (<results>/logs/shards-computed.log: one line per shard written)."""
+    log = Path(project) / results / "logs/shards-computed.log"
+    return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
+
+
+def mtimes(folder: Path) -> dict[str, int]:
+    """Every file under ``folder`` with its mtime (ns): what a run that rewrites nothing leaves as it was."""
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in sorted(Path(folder).rglob("*")) if p.is_file()}
+
+
+def only_all(out: str) -> bool:
+    """Whether the job table of a run or a dry run lists exactly one job, rule `all` (a complete folder:
+    rule all has a body and no output, so it runs on every invocation, docs/decisions.md#content-addressing)."""
+    return job_counts(out) == {"all": 1, "total": 1}
+
+
+def by_hand_folder(project: Path, plan: dict, dest: Path) -> tuple[Path, Path]:
+    """The workflow's results of ``plan`` as a folder made by hand reads them (a Layout without names keeps
+    the flat paths, banditrepro/layout.py): ``dest/results`` with every existing summary of the plan at
+    summaries/<dataset>/T<h>/<algo>.npz and the published tables and leaderboards, ``dest/data`` with the
+    prepared files at prepared/<dataset>.json and the probes' status files. Returns (results, data)."""
+    project = Path(project)
+    results, data = dest / "results", dest / "data"
+    for cell, c in plan["cells"].items():
+        if (project / c["summary"]).exists():
+            (results / "summaries" / f"{cell}.npz").parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(project / c["summary"], results / "summaries" / f"{cell}.npz")
+    for sub in ("tables", "leaderboards"):
+        if (project / plan["results"] / sub).is_dir():
+            shutil.copytree(project / plan["results"] / sub, results / sub)
+    (data / "prepared").mkdir(parents=True)
+    for dataset, path in plan["prepared"].items():
+        if (project / path).exists():
+            shutil.copy2(project / path, data / "prepared" / f"{dataset}.json")
+    shutil.copytree(project / "data/status", data / "status")
+    return results, data

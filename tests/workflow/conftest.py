@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, copy_project, smk, tree_digest
+from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, copy_project, job_counts, smk, tree_digest
 
 PAPER_LIKE = """# a small stand-in for the paper config: default results_dir (results/), its own seed
 papers: [c2b]
@@ -26,17 +26,23 @@ def project(tmp_path_factory):
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
     # the default profile is quiet: a progress line, not a block per job
     assert "jobs done (100 %)" in r.stderr and len((r.stdout + r.stderr).splitlines()) < 120
-    assert (proj / "results/claims.csv").exists() and (proj / "results/cells/seed11").is_dir()
+    # the fixed paths a reader opens, published by rule all from the store (banditrepro/workflow/publish.py)
+    assert (proj / "results/claims.csv").exists() and (proj / "results/published.json").exists()
+    assert list((proj / "results/cells").glob("*/T*/*/*/runs0-1.npz"))
     return proj
 
 
 @pytest.fixture(scope="session")
 def test_run(project):
-    """The test config run beside the paper-like results, in the same checkout."""
+    """The test config run beside the paper-like results, in the same checkout; with what the paper-like
+    results were before it: every file (mtime, sha256) and the jobs a dry run of the paper config listed."""
     before = tree_digest(project / "results")
+    r = smk("-n", "--configfile", "paper.yaml", cwd=project)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    paper_jobs = job_counts(r.stdout + r.stderr)
     r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    return project, before
+    return project, (before, paper_jobs)
 
 
 # --- the real-SLURM tests (tests/workflow/test_slurm*.py; BANDITREPRO_SLURM_TEST=1, as .ci/run sets) -------

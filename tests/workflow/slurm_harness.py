@@ -1,11 +1,23 @@
 """Helpers of the real-SLURM tests (tests/workflow/test_slurm*.py): a single-node SLURM, runs of the test
-config through a copy of profiles/slurm, faults injected from outside (scontrol requeue, a shrunk time limit,
-claims left by other hosts, kill -9 of the main process), and what tells them apart afterwards: the sbatch
-calls (a logging `sbatch` first on PATH), SLURM's job states (squeue keeps finished jobs MinJobAge = 300 s),
-the jobs' SLURM logs and the shards log (one line per shard computed: shard, host, pid, SLURM job)."""
+config through a copy of profiles/slurm, faults injected from outside (scancel, a shrunk time limit, scontrol
+requeue, a second writer of a batch's shards, kill -9 of the main process), and what tells them apart
+afterwards: the sbatch calls (a logging `sbatch` first on PATH), SLURM's job states (squeue keeps finished
+jobs MinJobAge = 300 s), the shards log (one line per shard computed: shard, host, pid, SLURM job) and the
+trace of a test-only hook (``PauseHook``).
+
+A batch of the test config computes its shards in well under a second, faster than any fault can be aimed.
+Shard leases used to give the tests a way to hold a batch in its middle (a live holder of the next shard's
+claim); leases are gone (docs/decisions.md#content-addressing), so the hook does it instead: a
+``sitecustomize`` on the runs' PYTHONPATH (SLURM passes the environment on to the jobs) wraps
+``batches.compute_shard`` so that a job reaching an *armed* shard parks there, before computing it, until the
+test releases it, as a batch on a slow node would. It also traces every spec a node reads
+(``batches.read_spec``) and every shard computation's start, with times. The workflow's code is unchanged:
+what is tested is what runs in production, paused."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import shlex
@@ -45,7 +57,7 @@ def smk(*args, cwd=ROOT, timeout=600, env=None):
 def requirements_missing() -> str | None:
     if os.geteuid() != 0:
         return "must run as root (slurmd starts the jobs)"
-    for tool in ("slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "munged"):
+    for tool in ("slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "munged"):
         if not (shutil.which(tool) or shutil.which(tool, path="/usr/sbin:/sbin")):
             return f"'{tool}' not found (apt-get install slurmctld slurmd slurm-client munge)"
     if not MIRROR.is_dir():
@@ -82,9 +94,10 @@ def single_node_slurm():
 
 
 def squeue(env, job: str | None = None) -> list[dict]:
-    """Jobs slurmctld still knows (finished ones too, for MinJobAge = 300 s): id, name, state, ..."""
-    fields = ["id", "name", "state", "partition", "nodes", "comment", "limit"]
-    cmd = ["squeue", "--states=all", "--noheader", "--format=%i|%j|%T|%P|%N|%k|%l"] + (["-j", job] if job else [])
+    """Jobs slurmctld still knows (finished ones too, for MinJobAge = 300 s): id, name, state, ..., start
+    (the start of its latest run: a requeued job's restart)."""
+    fields = ["id", "name", "state", "partition", "nodes", "comment", "limit", "start"]
+    cmd = ["squeue", "--states=all", "--noheader", "--format=%i|%j|%T|%P|%N|%k|%l|%S"] + (["-j", job] if job else [])
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=30)
     assert r.returncode == 0, r.stderr
     return [dict(zip(fields, ln.split("|"))) for ln in r.stdout.splitlines() if ln.strip()]
@@ -92,6 +105,14 @@ def squeue(env, job: str | None = None) -> list[dict]:
 
 def job_state(env, job: str) -> str:
     return next((j["state"] for j in squeue(env, job)), "?")
+
+
+def job_start(env, job: str) -> float:
+    """Epoch seconds of the start of the job's latest run (squeue's %S, whole seconds)."""
+    import datetime
+
+    start = next(j["start"] for j in squeue(env, job))
+    return datetime.datetime.fromisoformat(start).timestamp()
 
 
 def slurm(env, *cmd) -> None:
@@ -125,17 +146,18 @@ def run_cluster(cmd, env, timeout=RUN_TIMEOUT) -> tuple[subprocess.CompletedProc
 
 
 def submissions(env) -> list[dict]:
-    """Every sbatch call so far: job id, time limit (-t, minutes), comment (names the batch)."""
+    """Every sbatch call so far: time (epoch s), job id, time limit (-t, minutes), comment (names the batch)."""
     path = Path(env["SBATCH_LOG"])
     out = []
     for line in path.read_text().splitlines() if path.exists() else []:
-        _, jobid, args = line.split("\t", 2)
+        when, jobid, args = line.split("\t", 2)
         argv = shlex.split(args)
         minutes = int(argv[argv.index("-t") + 1]) if "-t" in argv else None
         comment = next((a.split("=", 1)[1] for a in argv if a.startswith("--comment=")), None)
         if comment is None and "--comment" in argv:
             comment = argv[argv.index("--comment") + 1]
-        out.append({"id": jobid.split(";")[0].strip(), "minutes": minutes, "comment": comment or ""})
+        out.append({"time": float(when), "id": jobid.split(";")[0].strip(), "minutes": minutes,
+                    "comment": comment or "", "batch": batch_of(comment or "")})
     return out
 
 
@@ -144,63 +166,195 @@ def batch_of(comment: str) -> str | None:
     return m.group(1) if m else None
 
 
-def shards_log(work: Path) -> list[tuple[str, str]]:
-    """(shard, SLURM job id or '-') of every line of the shards log."""
+def shards_log(work: Path) -> list[tuple[str, str, str]]:
+    """(shard, pid, SLURM job id or '-') of every line of the shards log."""
     path = work / SHARDS_LOG
     lines = path.read_text().splitlines() if path.exists() else []
-    return [(ln.split()[0], ln.split()[3]) for ln in lines if ln.strip()]
+    return [(ln.split()[0], ln.split()[2], ln.split()[3]) for ln in lines if ln.strip()]
 
 
-def receipts(work: Path) -> dict[str, list[str]]:
-    """batch name -> its shards, from the receipts of the finished batches."""
-    import json
-
-    return {p.stem: json.loads(p.read_text())["shards"] for p in (work / RESULTS / "batches").glob("*.json")}
+def specs(work: Path) -> dict[str, dict]:
+    """batch name -> its spec (rule batch_spec's <results>/batches/<batch>.json: what its node computes)."""
+    return {p.stem: json.loads(p.read_text()) for p in (work / RESULTS / "batches").glob("*.json")}
 
 
-def planned_batches() -> dict[str, list[tuple[str, str]]]:
-    """batch name -> its shards (path under the run's folder, path under the cells folder as the shards log
-    writes it), as the workflow plans the test config in cluster mode."""
-    import json
+_PLANNED = """
+import json, sys
+from pathlib import Path
+from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.plan import build_plan
+root, configfile, profile = map(Path, sys.argv[1:4])
+p = build_plan(load_config(root, [configfile], [], profile), root, scan=False)
+print(json.dumps({"batches": {b.name: [[p.shard(*s), p.shard_id(*s)] for s in b.shards] for b in p.batches},
+                  "optional": sorted(d for d in p.catalog.datasets if p.catalog.is_optional(d))}))
+"""
 
-    code = ("import json, yaml; from banditrepro.workflow.plan import build_plan; "
-            f"cfg = {{**yaml.safe_load(open({str(TEST_CONFIG_FILE)!r})), 'batch_minutes': {BATCH_MINUTES!r}}}; "
-            "p = build_plan(cfg, '.', scan=False); print(json.dumps({b.name: [(p.shard(*s), p.shard_relpath(*s)) "
-            "for s in b.shards] for b in p.batches}))")
-    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, timeout=120)
+
+def planned_batches(profile: Path) -> tuple[dict[str, list[tuple[str, str]]], set[str]]:
+    """The batches of a first run of the test config through ``profile`` (what `banditrepro estimate`
+    counts: the config as Snakemake builds it, the profile's cluster mode; no shard on disk): batch name ->
+    its shards as (path under the run's folder, path under the results folder as the shards log writes it);
+    and the optional datasets (probed by the run: their batches are submitted only if available)."""
+    r = subprocess.run([sys.executable, "-c", _PLANNED, str(ROOT), str(TEST_CONFIG_FILE), str(profile)], cwd=ROOT,
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+                       timeout=120)
     assert r.returncode == 0, r.stderr
-    return {name: [tuple(s) for s in shards] for name, shards in json.loads(r.stdout).items()}
+    got = json.loads(r.stdout)
+    return {n: [tuple(s) for s in shards] for n, shards in got["batches"].items()}, set(got["optional"])
 
 
-def hold_claim(work: Path, shard: str) -> subprocess.Popen:
-    """A live process holding ``shard``'s claim (workflow/shard_claims.py), renewing it: a batch reaching that
-    shard waits for it, having finished the shards before it, until the holder ends (``end_holder``)."""
-    from tests.workflow.common import hold_claim as hold
-
-    return hold(work / shard)
-
-
-def end_holder(p: subprocess.Popen) -> None:
-    """SIGTERM: the holder releases its claim and exits (as a stopped batch does)."""
-    from tests.workflow.common import end_holder as end
-
-    end(p)
+_BY_HAND = """
+import sys
+from pathlib import Path
+from banditrepro.workflow.batches import read_spec, run_batch
+from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.plan import build_plan
+root, configfile, profile, name = sys.argv[1:5]
+p = build_plan(load_config(Path(root), [Path(configfile)], [], Path(profile)), root)
+batch = read_spec(p.layout.batch_spec(name), name)
+print(run_batch(p, batch, p.batch_prepared(name), None))
+"""
 
 
-def plant_claim(work: Path, shard: str, host: str, slurm_job: str | None = None, age: float = 0.0) -> None:
-    """A claim as a holder on ``host`` left it ``age`` seconds ago (file-system time) and no longer renews (a
-    run killed on another login node or in another container; a batch's run before SLURM requeued it)."""
+def run_batch_by_hand(work: Path, profile: Path, batch: str) -> str:
+    """A second writer of ``batch``: its spec computed by hand in ``work`` (outside SLURM and Snakemake, with
+    the workflow's batch body), as a user's second run of it would. Returns its log text."""
+    r = subprocess.run([sys.executable, "-c", _BY_HAND, str(ROOT), str(TEST_CONFIG_FILE), str(profile), batch],
+                       cwd=work, capture_output=True, text=True, timeout=300,
+                       env={k: v for k, v in {**os.environ, "PYTHONPATH": str(ROOT / "src")}.items()
+                            if not k.startswith(("BANDITREPRO_TEST_", "SLURM_"))})
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+# --------------------------------------------------------------------------------------------------------
+# The test-only hook: armed shards a job parks at, and the trace of spec reads and shard computations
+
+_SITECUSTOMIZE = '''"""Test-only (tests/workflow/slurm_harness.py, PauseHook): parks a job at an armed shard until the test
+releases it, and traces spec reads and shard computations. Active only with BANDITREPRO_TEST_PAUSES set."""
+import os
+import sys
+
+_DIR = os.environ.get("BANDITREPRO_TEST_PAUSES")
+_TARGET = "banditrepro.workflow.batches"
+
+
+def _trace(event, **fields):
     import json
-    from dataclasses import asdict
+    import socket
+    import time
+    fields.update(event=event, time=time.time(), host=socket.gethostname(), pid=os.getpid(),
+                  job=os.environ.get("SLURM_JOB_ID", "-"))
+    fd = os.open(os.path.join(_DIR, "trace.jsonl"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(fields) + "\\n").encode())
+    finally:
+        os.close(fd)
 
-    from banditrepro.workflow.shard_claims import Holder, claim_path, fs_now
 
-    claim = claim_path(work / shard)
-    claim.parent.mkdir(parents=True, exist_ok=True)
-    claim.write_text(json.dumps(asdict(Holder(host, 4242, slurm_job, time.time(), "planted"))))
-    left = fs_now(claim) - age
-    os.utime(claim, (left, left))
+def _park(shard_id):
+    """Park before computing an armed shard, once per SLURM job: the first job to reach it (or the same job
+    again after a requeue) waits for its release; any later writer (a retry, a resumed run) goes on."""
+    import hashlib
+    import time
+    point = os.path.join(_DIR, hashlib.sha256(shard_id.encode()).hexdigest()[:16])
+    if not os.path.exists(point + ".armed") or os.path.exists(point + ".release"):
+        return
+    me = os.environ.get("SLURM_JOB_ID", "-")
+    try:
+        fd = os.open(point + ".paused", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, f"{os.getpid()} {me} {time.time()}\\n".encode())
+        os.close(fd)
+    except FileExistsError:
+        with open(point + ".paused") as f:
+            if f.read().split()[1] != me:
+                return
+    _trace("parked", shard=shard_id)
+    while not os.path.exists(point + ".release"):
+        time.sleep(0.05)
+    _trace("released", shard=shard_id)
+
+
+def _patch(module):
+    compute_shard, read_spec = module.compute_shard, module.read_spec
+
+    def traced_compute_shard(plan, shard, *args, **kwargs):
+        shard_id = plan.shard_id(*shard)
+        _park(shard_id)
+        _trace("compute", shard=shard_id)
+        return compute_shard(plan, shard, *args, **kwargs)
+
+    def traced_read_spec(path, name, missing_ok=False):
+        batch = read_spec(path, name, missing_ok)
+        _trace("read_spec", caller=sys._getframe(1).f_code.co_name, path=str(path), batch=name,
+               found=batch is not None, shards=len(batch.shards) if batch else None)
+        return batch
+
+    module.compute_shard, module.read_spec = traced_compute_shard, traced_read_spec
+
+
+class _Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name != _TARGET:
+            return None
+        from importlib.machinery import PathFinder
+        spec = PathFinder.find_spec(name, path)
+        if spec is not None:
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                run(module)
+                _patch(module)
+
+            spec.loader.exec_module = exec_module
+        return spec
+
+
+if _DIR:
+    sys.meta_path.insert(0, _Finder())
+'''
+
+
+class PauseHook:
+    """The hook's folder (its sitecustomize.py, the armed shards' files, the trace) under ``base``."""
+
+    def __init__(self, base: Path):
+        self.dir = base / "hook"
+        self.dir.mkdir(parents=True)
+        (self.dir / "sitecustomize.py").write_text(_SITECUSTOMIZE)
+
+    def env(self, env: dict) -> dict:
+        path = os.pathsep.join(p for p in (str(self.dir), env.get("PYTHONPATH", "")) if p)
+        return {**env, "PYTHONPATH": path, "BANDITREPRO_TEST_PAUSES": str(self.dir)}
+
+    def _point(self, shard_id: str) -> Path:
+        return self.dir / hashlib.sha256(shard_id.encode()).hexdigest()[:16]
+
+    def arm(self, shard_id: str) -> None:
+        self._point(shard_id).with_suffix(".armed").write_text(shard_id + "\n")
+
+    def parked(self, shard_id: str) -> dict | None:
+        """The job parked at that shard (pid, SLURM job id, since when), or None."""
+        try:
+            pid, job, since = self._point(shard_id).with_suffix(".paused").read_text().split()
+        except (FileNotFoundError, ValueError):  # not there, or being written
+            return None
+        return {"pid": int(pid), "job": job, "since": float(since)}
+
+    def release(self, shard_id: str) -> None:
+        self._point(shard_id).with_suffix(".release").write_text("")
+
+    def trace(self) -> list[dict]:
+        path = self.dir / "trace.jsonl"
+        return [json.loads(ln) for ln in path.read_text().splitlines()] if path.exists() else []
+
+
+def alive(pid: int) -> bool:
+    """Whether a process of this host is running (not ended, not a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
 
 
 def slurm_logs(work: Path) -> str:
@@ -233,21 +387,24 @@ def files(root: Path, folder: str, pattern: str) -> list[Path]:
 
 
 def assert_same_outputs(work: Path, local: Path) -> None:
-    """Shards, prepared data, figure tables, claims and reproduction report byte for byte; summaries but
-    their measured wall times; report.md but its run-time table."""
+    """Shards, prepared data, figure tables, claims, reproduction report and the publication record (every
+    fixed path with the name of the store entry it was copied from) byte for byte; summaries but their
+    measured wall times; report.md but its run-time table."""
     results = work / RESULTS
     shards = files(work, f"{RESULTS}/cells", "runs*.npz")
     assert shards and shards == files(local, f"{RESULTS}/cells", "runs*.npz")
-    same_bytes = [*shards, *files(work, "data/prepared", "*.json")]
-    same_bytes += [Path(RESULTS) / f for f in ("claims.csv", "reproduction.md")]
-    same_bytes += [p for p in files(work, f"{RESULTS}/tables", "*") if p.name != "runtime.csv"]
+    prepared = files(work, "data/prepared", "*.json")
+    assert prepared and prepared == files(local, "data/prepared", "*.json")
+    tables = [p for p in files(work, f"{RESULTS}/tables", "*") if p.name != "runtime.csv"]
+    assert tables and tables == [p for p in files(local, f"{RESULTS}/tables", "*") if p.name != "runtime.csv"]
+    same_bytes = [*shards, *prepared, *tables]
+    same_bytes += [Path(RESULTS) / f for f in ("claims.csv", "reproduction.md", "published.json")]
     for rel in same_bytes:
         assert (work / rel).read_bytes() == (local / rel).read_bytes(), rel
-    summaries = sorted((results / "summaries").rglob("*.npz"))
-    assert len(summaries) == len(list((local / RESULTS / "summaries").rglob("*.npz")))
-    for path in summaries:
-        rel = path.relative_to(work)
-        with np.load(path) as a, np.load(local / rel) as b:
+    summaries = files(work, f"{RESULTS}/summaries", "*.npz")
+    assert summaries and summaries == files(local, f"{RESULTS}/summaries", "*.npz")
+    for rel in summaries:
+        with np.load(work / rel) as a, np.load(local / rel) as b:
             assert sorted(a.files) == sorted(b.files), rel
             for key in a.files:
                 if key != "wall_seconds":
@@ -257,5 +414,5 @@ def assert_same_outputs(work: Path, local: Path) -> None:
         text = p.read_text()
         return text[:text.index("## Run time of the kernels")]
     assert without_runtimes(results / "report.md") == without_runtimes(local / RESULTS / "report.md")
-    # no claim left behind by a killed batch
-    assert not list((results / "cells").rglob("*.claim*"))
+    # no half-written file left behind by a killed job (atomic writes: banditrepro/atomic.py)
+    assert not [p for p in results.rglob(".*.part")]

@@ -1,59 +1,59 @@
-"""A batch's body (banditrepro.workflow.batches.run_batch) and what makes a shard complete
-(cell.shard_complete): a killed batch resumes with the shards it had not finished, the receipt is written
-last, a stop request ends a batch before its next shard, a full disk is said as such. In process, with a
-stand-in for the simulation. The claims' leases: tests/workflow/test_shard_leases.py."""
+"""A batch's body (banditrepro.workflow.batches.run_batch), its spec (write_spec, read_spec) and what makes a
+shard complete (cell.shard_complete: its file exists): a batch computes only its shards that do not exist, a
+killed batch resumes with the rest, its end marker is written last, a stop request ends it before its next
+shard, a full disk is said as such, and a node refuses a spec that is not its batch's. In process, on the
+test config's plan in a tmp folder, with a stand-in for the simulation."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+import yaml
 
-from banditrepro import ReproError
+from banditrepro import ReproError, atomic
 from banditrepro.cell import shard_complete
-from banditrepro.layout import Layout
-from banditrepro.workflow import stop
-from banditrepro.workflow.batches import Batch, file_sha256, run_batch
+from banditrepro.workflow import batches, stop
+from banditrepro.workflow.batches import Batch, file_sha256, read_spec, run_batch, write_spec
 from banditrepro.workflow.config import apply_aliases, check_config
-from tests.workflow.common import ROOT
+from banditrepro.workflow.plan import build_plan
+from tests.workflow.common import ROOT, TEST_CONFIG
 
 
-class Plan(SimpleNamespace):
-    """What run_batch asks of a plan: shard paths, the base seed, the shards log."""
-
-    def shard(self, cell, a, b):
-        return f"{self.layout.cells}/{self.shard_relpath(cell, a, b)}"
-
-    @staticmethod
-    def shard_relpath(cell, a, b):
-        return f"{cell}/code/runs{a}-{b}.npz"
+def _test_config(**extra):
+    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it)."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
+    cfg.update(extra)
+    return cfg
 
 
 @pytest.fixture
 def setup(tmp_path, monkeypatch):
+    """The test config's plan (one shard per run, so batches hold several), its largest batch, a stand-in
+    prepared file and the batch's end marker."""
     monkeypatch.chdir(tmp_path)
-    plan = Plan(layout=Layout("res", 3), config={"base_seed": 3})
+    plan = build_plan(_test_config(runs_per_shard=1), ROOT)
+    batch = max(plan.batches, key=lambda b: len(b.shards))
+    assert len(batch.shards) >= 5
     prepared = tmp_path / "prepared.json"
     prepared.write_text('{"name": "x"}')
-    shards = tuple((f"x/T10/a{i}", 0, 1) for i in range(5))
-    batch = Batch("x-0123456789ab", "x", shards, 5.0)
-    return plan, batch, str(prepared), "res/batches/x-0123456789ab.json"
+    return plan, batch, str(prepared), plan.batch_done(batch.name)
 
 
-def fake_compute(calls, fail_after=None, receipt=None):
+def fake_compute(calls, fail_after=None, done=None):
     """Writes a shard as cell.write_shard does (sidecar first, .npz last); raises on call fail_after + 1."""
 
     def compute(algo, prepared, horizon, first, last, seed, out, sha):
         if fail_after is not None and len(calls) == fail_after:
             raise RuntimeError("killed")
-        if receipt is not None:
-            assert not Path(receipt).exists()  # the receipt comes after every shard
+        if done is not None:
+            assert not Path(done).exists()  # the end marker comes after every shard
         calls.append(out)
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).with_suffix(".json").write_text(json.dumps({"prepared_sha256": sha}))
+        Path(out).with_suffix(".json").write_text(json.dumps({"prepared_sha256": sha, "seed": seed}))
         Path(out).write_bytes(b"npz")
         return []
 
@@ -65,32 +65,22 @@ def computed_lines(plan):
     return log.read_text().splitlines() if log.exists() else []
 
 
-def test_a_shard_is_complete_with_its_npz_and_a_sidecar_naming_the_prepared_file(tmp_path):
+def test_a_shard_is_complete_when_its_npz_exists(tmp_path):
     shard = tmp_path / "runs0-1.npz"
-    side = shard.with_suffix(".json")
-    assert not shard_complete(shard, "abc")  # nothing
+    assert not shard_complete(shard)  # nothing
+    shard.with_suffix(".json").write_text("{}")
+    assert not shard_complete(shard)  # a sidecar alone is not a shard (a write killed before its .npz)
     shard.write_bytes(b"npz")
-    assert not shard_complete(shard, "abc")  # no sidecar
-    side.write_text("{not json")
-    assert not shard_complete(shard, "abc")
-    side.write_text(json.dumps({"runs": [0, 1]}))
-    assert not shard_complete(shard, "abc")  # a sidecar of an older version: no prepared_sha256
-    side.write_text(json.dumps({"prepared_sha256": "other"}))
-    assert not shard_complete(shard, "abc")  # computed from a prepared file with other bytes
-    side.write_text(json.dumps({"prepared_sha256": "abc"}))
-    assert shard_complete(shard, "abc")
-    shard.unlink()
-    assert not shard_complete(shard, "abc")  # a sidecar alone is not a shard
+    assert shard_complete(shard)
+    shard.with_suffix(".json").unlink()
+    assert shard_complete(shard)  # its name covers its inputs: nothing else is consulted
 
 
-def test_a_rewrite_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, monkeypatch):
-    """Rewriting a shard (a re-derived dataset, an older sidecar) and killed between the sidecar and the
-    .npz: the old .npz must not stay beside a sidecar naming the new prepared file (that pair is complete)."""
+def test_a_write_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, monkeypatch):
+    """The sidecar is written first and the .npz last: killed between them, there is no shard of that name."""
     from banditrepro import cell
 
     shard = tmp_path / "runs0-0.npz"
-    shard.write_bytes(b"old")
-    shard.with_suffix(".json").write_text(json.dumps({"prepared_sha256": "old"}))
     monkeypatch.setattr(cell, "shard_sidecar", lambda results: {})
     monkeypatch.setattr(cell, "shard_arrays", lambda results: {})
 
@@ -99,57 +89,71 @@ def test_a_rewrite_killed_before_its_npz_leaves_the_shard_incomplete(tmp_path, m
 
     monkeypatch.setattr(cell, "write_npz", killed)
     with pytest.raises(KeyboardInterrupt):
-        cell.write_shard([], shard, "new")
-    assert json.loads(shard.with_suffix(".json").read_text()) == {"prepared_sha256": "new"}
-    assert not shard.exists() and not shard_complete(shard, "new")
+        cell.write_shard([], shard, "sha")
+    assert json.loads(shard.with_suffix(".json").read_text()) == {"prepared_sha256": "sha"}
+    assert not shard.exists() and not shard_complete(shard)
 
 
-def test_a_batch_computes_its_shards_then_writes_its_receipt_last(setup):
-    plan, batch, prepared, receipt = setup
+def test_a_batch_computes_its_shards_then_writes_its_end_marker_last(setup, monkeypatch):
+    plan, batch, prepared, done = setup
+    events = []
+    real_write_text = atomic.write_text
+    monkeypatch.setattr(atomic, "write_text", lambda path, text, *a, **k: (events.append(("write", str(path))),
+                                                                           real_write_text(path, text, *a, **k)))
     calls = []
-    text = run_batch(plan, batch, prepared, receipt, fake_compute(calls, receipt=receipt))
-    assert len(calls) == 5 and "5 of 5 shards computed" in text
-    doc = json.loads(Path(receipt).read_text())
-    assert doc == {"batch": batch.name, "prepared_sha256": file_sha256(prepared),
-                   "shards": [plan.shard_relpath(*s) for s in batch.shards]}
+    compute = fake_compute(calls, done=done)
+    text = run_batch(plan, batch, prepared, done, lambda *a: (events.append(("shard", a[6])), compute(*a))[1])
+    n = len(batch.shards)
+    assert calls == [plan.shard(*s) for s in batch.shards] and f"{n} of {n} shards computed" in text
+    assert events == [("shard", plan.shard(*s)) for s in batch.shards] + [("write", done)]  # the end, once, last
+    assert Path(done).read_text() == f"{batch.name}\n"
+    # each shard from the batch's prepared file and the config's seed; the prepared file's sha256 in its sidecar
+    for s in batch.shards:
+        side = json.loads(Path(plan.shard(*s)).with_suffix(".json").read_text())
+        assert side == {"prepared_sha256": file_sha256(prepared), "seed": plan.config["base_seed"]}
     lines = computed_lines(plan)
-    assert [ln.split()[0] for ln in lines] == doc["shards"]
+    assert [ln.split()[0] for ln in lines] == [plan.shard_id(*s) for s in batch.shards]
     assert all(ln.split()[2] == str(os.getpid()) for ln in lines)
-    assert not list(Path(plan.layout.cells).rglob("*.claim"))  # every claim released
-    # run again (a forced rerun with the same prepared bytes): nothing computed, the same receipt
-    first = Path(receipt).read_bytes()
-    Path(receipt).unlink()
+    # run again (a forced rerun, a requeue): nothing computed, the end marker again
+    Path(done).unlink()
     again = []
-    run_batch(plan, batch, prepared, receipt, fake_compute(again))
-    assert again == [] and Path(receipt).read_bytes() == first and len(computed_lines(plan)) == 5
+    text = run_batch(plan, batch, prepared, done, fake_compute(again))
+    assert again == [] and Path(done).is_file() and len(computed_lines(plan)) == n
+    assert f"0 of {n} shards computed" in text and text.count("complete, skipped") == n
+
+
+def test_a_batch_computes_only_its_shards_that_do_not_exist(setup):
+    """A shard another job wrote meanwhile (a requeued batch beside its first attempt, the summary job of a
+    stale end marker) is not computed again: its name covers its inputs, so its file is the shard."""
+    plan, batch, prepared, done = setup
+    there = batch.shards[1::2]
+    for s in there:
+        Path(plan.shard(*s)).parent.mkdir(parents=True, exist_ok=True)
+        Path(plan.shard(*s)).write_bytes(b"written by another job")
+    calls = []
+    run_batch(plan, batch, prepared, done, fake_compute(calls))
+    assert calls == [plan.shard(*s) for s in batch.shards if s not in there]
+    assert all(Path(plan.shard(*s)).read_bytes() == b"written by another job" for s in there)  # untouched
+    assert [ln.split()[0] for ln in computed_lines(plan)] == [plan.shard_id(*s) for s in batch.shards
+                                                               if s not in there]
 
 
 def test_an_interrupted_batch_resumes_with_the_shards_it_had_not_finished(setup):
-    plan, batch, prepared, receipt = setup
+    plan, batch, prepared, done = setup
     calls = []
-    with pytest.raises(ReproError, match="algorithm 'a2' failed .*killed"):  # the kernel's error, named
-        run_batch(plan, batch, prepared, receipt, fake_compute(calls, fail_after=2))
-    assert len(calls) == 2 and not Path(receipt).exists()  # no receipt: Snakemake runs the batch again
-    assert not list(Path(plan.layout.cells).rglob("*.claim"))  # the failing shard's claim released
+    algo = batch.shards[2][0].split("/")[2]
+    with pytest.raises(ReproError, match=f"algorithm '{algo}' failed .*killed"):  # the kernel's error, named
+        run_batch(plan, batch, prepared, done, fake_compute(calls, fail_after=2))
+    assert len(calls) == 2 and not Path(done).exists()  # no end: Snakemake runs the batch again
     retry = []
-    run_batch(plan, batch, prepared, receipt, fake_compute(retry))
+    run_batch(plan, batch, prepared, done, fake_compute(retry))
     assert retry == [plan.shard(*s) for s in batch.shards[2:]]  # only the rest
     shards = [ln.split()[0] for ln in computed_lines(plan)]
-    assert sorted(shards) == sorted(set(shards)) and len(shards) == 5  # no shard computed twice
-
-
-def test_a_re_derived_prepared_file_recomputes_exactly_its_shards(setup):
-    plan, batch, prepared, receipt = setup
-    run_batch(plan, batch, prepared, receipt, fake_compute([]))
-    Path(prepared).write_text('{"name": "x", "edited": true}')
-    calls = []
-    run_batch(plan, batch, prepared, receipt, fake_compute(calls))
-    assert len(calls) == 5
-    assert json.loads(Path(receipt).read_text())["prepared_sha256"] == file_sha256(prepared)
+    assert sorted(shards) == sorted(set(shards)) and len(shards) == len(batch.shards)  # none computed twice
 
 
 def test_a_stop_request_ends_a_batch_before_its_next_shard_and_the_next_run_resumes(setup):
-    plan, batch, prepared, receipt = setup
+    plan, batch, prepared, done = setup
     calls = []
     compute = fake_compute(calls)
 
@@ -161,42 +165,101 @@ def test_a_stop_request_ends_a_batch_before_its_next_shard_and_the_next_run_resu
 
     try:
         with pytest.raises(stop.Stopped, match="stopped on SIGTERM.*run the same command again"):
-            run_batch(plan, batch, prepared, receipt, then_stop)
+            run_batch(plan, batch, prepared, done, then_stop)
     finally:
         stop.reset()
-    assert len(calls) == 2 and not Path(receipt).exists()
-    assert not list(Path(plan.layout.cells).rglob("*.claim*"))
+    assert len(calls) == 2 and not Path(done).exists()
+    assert not any(Path(plan.shard(*s)).exists() for s in batch.shards[2:])
     rest = []
-    run_batch(plan, batch, prepared, receipt, fake_compute(rest))
-    assert rest == [plan.shard(*s) for s in batch.shards[2:]]
+    run_batch(plan, batch, prepared, done, fake_compute(rest))
+    assert rest == [plan.shard(*s) for s in batch.shards[2:]] and Path(done).is_file()
 
 
 @pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT"])
 def test_a_full_disk_or_quota_is_said_in_one_line_never_as_an_algorithms_failure(setup, code):
     import errno
 
-    plan, batch, prepared, receipt = setup
+    plan, batch, prepared, done = setup
 
     def full(algo, prepared, horizon, first, last, seed, out, sha):
         raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)), out)
 
     with pytest.raises(ReproError) as err:
-        run_batch(plan, batch, prepared, receipt, full)
+        run_batch(plan, batch, prepared, done, full)
     text = str(err.value)
     assert "\n" not in text and "algorithm" not in text and "disk full or quota exceeded" in text, text
-    assert plan.shard(*batch.shards[0]) in text
-    assert not list(Path(plan.layout.cells).rglob("*.claim*"))
+    assert plan.shard(*batch.shards[0]) in text and not Path(done).exists()
 
 
-def test_the_receipt_is_written_durably_and_last(setup, monkeypatch):
-    from banditrepro.workflow import batches
+# --- the spec a cluster node reads ---------------------------------------------------------------------------
 
-    plan, batch, prepared, receipt = setup
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(_test_config(batch_minutes=20), ROOT)
+    b = max(plan.batches, key=lambda b: len(b.shards))
+    assert len(b.shards) > 1
+    return plan, b, plan.layout.batch_spec(b.name)
+
+
+def test_a_spec_is_written_durably_and_read_back_as_its_batch(cluster, monkeypatch):
+    plan, batch, path = cluster
     writes = []
-    real = batches.write_json
-    monkeypatch.setattr(batches, "write_json", lambda path, obj, **kw: (writes.append((path, kw)), real(path, obj)))
-    run_batch(plan, batch, prepared, receipt, fake_compute([], receipt=receipt))
-    assert writes == [(receipt, {"durable": True})]
+    real = atomic.write_json
+    monkeypatch.setattr(atomic, "write_json", lambda p, obj, **kw: (writes.append((p, kw)), real(p, obj, **kw)))
+    write_spec(path, batch, [plan.shard_id(*s) for s in batch.shards])
+    assert writes == [(path, {"durable": True})]  # a node on another host reads it after the submission
+    assert read_spec(path, batch.name) == batch
+    doc = json.loads(Path(path).read_text())
+    assert doc["paths"] == [plan.shard_id(*s) for s in batch.shards]
+    assert batches.batch_name(batch.dataset, doc["paths"]) == batch.name
+
+
+def _edit(path, change):
+    doc = json.loads(Path(path).read_text())
+    change(doc)
+    Path(path).write_text(json.dumps(doc))
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["paths"].pop(),  # a shard fewer
+    lambda d: d["paths"].reverse(),  # in another order (another name)
+    lambda d: d.update(dataset="sushi16" if d["dataset"] != "sushi16" else "mslr5"),
+    lambda d: d["shards"].pop(),  # the shards not those its paths name
+    lambda d: d["shards"].reverse(),
+    lambda d: d["shards"][0].__setitem__(2, d["shards"][0][2] + 1),  # another run range
+    lambda d: d["shards"][0].__setitem__(0, d["shards"][-1][0] + "x"),  # another cell
+])
+def test_a_spec_whose_content_does_not_match_its_name_is_refused(cluster, change):
+    plan, batch, path = cluster
+    write_spec(path, batch, [plan.shard_id(*s) for s in batch.shards])
+    _edit(path, change)
+    with pytest.raises(ReproError, match=f"^batch {batch.name}: its spec .* describes other shards"):
+        read_spec(path, batch.name)
+
+
+def test_a_spec_of_another_batch_missing_or_unreadable_is_refused_in_one_line(cluster):
+    plan, batch, path = cluster
+    other = next(b for b in plan.batches if b != batch)
+    write_spec(path, other, [plan.shard_id(*s) for s in other.shards])  # another batch's spec under this name
+    with pytest.raises(ReproError, match="describes other shards"):
+        read_spec(path, batch.name)
+    Path(path).write_text("{cut sho")
+    with pytest.raises(ReproError, match="cannot be read") as err:
+        read_spec(path, batch.name)
+    assert "\n" not in str(err.value)
+    Path(path).unlink()
+    with pytest.raises(ReproError, match="is missing: run snakemake again"):
+        read_spec(path, batch.name)
+    assert read_spec(path, batch.name, missing_ok=True) is None
+
+
+def test_a_batch_asks_slurm_for_a_margin_doubled_per_retry_and_its_batch_length(cluster):
+    plan, batch, path = cluster
+    assert batch.minutes(1) == batches.requested_minutes(batch.seconds)
+    assert batch.minutes(2) == 2 * batch.minutes(1) and batch.minutes(3, limit=batch.minutes(1)) == batch.minutes(1)
+    assert Batch("x-0123456789ab", "x", (), 0.0).minutes() == batches.START_MINUTES
 
 
 # --- deprecated config keys -------------------------------------------------------------------------------------

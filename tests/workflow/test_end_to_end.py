@@ -1,6 +1,9 @@
 """The workflow end to end: lint, and real runs in a copy of the project: a small paper-like config
-(results/), then the test config beside it (results/test), a `cp -a` copy of the finished folder, and manifest
-edits that rerun only what they touch. The runs are session fixtures (tests/workflow/conftest.py)."""
+(results/), then the test config beside it (results/test), `cp -a` copies of the finished folder, and edits
+that rerun only what they touch. The runs are session fixtures (tests/workflow/conftest.py).
+
+Every stored result is named by what it derives from and rule `all` publishes the fixed paths
+(docs/decisions.md#content-addressing): so a complete folder runs exactly one job, `all`, which rewrites nothing."""
 
 import json
 import shutil
@@ -20,12 +23,20 @@ from tests.workflow.common import (
     TEST_CELLS,
     TEST_CONFIG,
     TEST_RESULTS,
+    by_hand_folder,
+    clone,
+    computed,
     job_counts,
+    mtimes,
+    only_all,
+    plan_of,
     smk,
     tree_digest,
 )
 
 pytestmark = pytest.mark.workflow
+
+TEST = ["--configfile", TEST_CONFIG, *MIRROR_ARG]
 
 
 def test_lint():
@@ -41,12 +52,37 @@ def test_rules_are_snakefmt_formatted():
 
 # --- real runs in a copy of the project --------------------------------------------------------------------
 
-def test_copied_project_folder_has_nothing_to_do(project, tmp_path):
-    moved = tmp_path / "moved"
-    subprocess.run(["cp", "-a", str(project), str(moved)], check=True)
-    r = smk("-n", "--configfile", "paper.yaml", cwd=moved)
+def test_a_moved_complete_folder_runs_only_all_which_rewrites_nothing(test_run, tmp_path):
+    """A `cp -a` copy elsewhere (absolute paths change, mtimes kept): a dry run lists one job, `all`; the run
+    runs only it and rewrites no file under the results folder (same mtimes), but a published file edited by
+    hand gets the store's bytes back (publish compares bytes, not records)."""
+    moved = clone(test_run[0], tmp_path / "moved")
+    r = smk("-n", *TEST, cwd=moved)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "Nothing to be done" in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
+    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
+    results = moved / TEST_RESULTS
+    before = mtimes(results)
+    claims = results / "claims.csv"
+    original = claims.read_bytes()
+    claims.write_text("edited by hand\n")
+    r = smk(*TEST, "--cores", "2", cwd=moved)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
+    assert claims.read_bytes() == original
+    after = mtimes(results)
+    assert {k: v for k, v in after.items() if k != "claims.csv"} == {k: v for k, v in before.items()
+                                                                     if k != "claims.csv"}
+
+
+def test_a_second_run_of_a_first_run_runs_only_all(project, tmp_path):
+    """The paper-like config's first run in a fresh checkout (data/status empty: the optional dataset was
+    probed during that run), then a dry run of the same config: one job, `all`."""
+    copy = clone(project, tmp_path / "copy")
+    r = smk("-n", "--quiet", "host", "--configfile", "paper.yaml", cwd=copy)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = r.stdout + r.stderr
+    scheduled = sorted({ln.strip() for ln in out.splitlines() if ln.strip().startswith("wildcards: ")})
+    assert only_all(out), (job_counts(out), scheduled)
 
 
 def _edit_manifest(folder: Path, edit) -> None:
@@ -67,35 +103,40 @@ def _tweak_tolerance(figures) -> None:
     raise AssertionError("no numeric claim parameter in c2b.yaml")
 
 
-def test_manifest_edits_rerun_only_what_they_touch(project, tmp_path):
-    copy = tmp_path / "copy"
-    subprocess.run(["cp", "-a", str(project), str(copy)], check=True)
+def _relabel(figures) -> None:
+    axes = figures["fig1"].setdefault("axes", {})
+    axes["y"] = axes.get("y", "regret") + " (edited)"
+
+
+def test_manifest_edits_rerun_only_what_they_touch(test_run, tmp_path):
+    """A claim's tolerance renames the claims and the report only; an axis label also its figure's entry; the
+    edits undone, the old entries are there again: only `all` (the copy)."""
+    copy = clone(test_run[0], tmp_path / "copy")
+    manifest = (copy / "config/figures/c2b.yaml").read_text()
     _edit_manifest(copy, _tweak_tolerance)
-    r = smk("-n", "--configfile", "paper.yaml", cwd=copy)
+    r = smk("-n", *TEST, cwd=copy)
     assert r.returncode == 0, r.stderr[-3000:]
-    counts = job_counts(r.stdout + r.stderr)
-    assert counts.get("claims") == 1 and counts.get("report_md") == 1, counts
-    assert not [k for k in counts if k.startswith(("simulate", "summarize", "figure", "prepare"))], counts
+    assert job_counts(r.stdout + r.stderr) == {"claims": 1, "report_md": 1, "all": 1, "total": 3}
 
-    def relabel(figs):
-        axes = figs["fig1"].setdefault("axes", {})
-        axes["y"] = axes.get("y", "regret") + " (edited)"
-
-    _edit_manifest(copy, relabel)
+    _edit_manifest(copy, _relabel)
     # `--quiet host`: the per-job blocks back (the profile hides them), to see which figure is scheduled
-    r = smk("-n", "--quiet", "host", "--configfile", "paper.yaml", cwd=copy)
-    counts = job_counts(r.stdout + r.stderr)
-    assert counts.get("figure") == 1 and counts.get("claims") == 1, counts
-    assert "results/figures/c2b/fig1.png" in r.stdout + r.stderr
-    assert not [k for k in counts if k.startswith(("simulate", "summarize", "prepare"))], counts
+    r = smk("-n", "--quiet", "host", *TEST, cwd=copy)
+    out = r.stdout + r.stderr
+    assert job_counts(out) == {"figure": 1, "claims": 1, "report_md": 1, "all": 1, "total": 4}, job_counts(out)
+    assert "wildcards: paper=c2b, figure=fig1, key=" in out
+
+    (copy / "config/figures/c2b.yaml").write_text(manifest)
+    r = smk("-n", *TEST, cwd=copy)
+    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
 
 
 def test_the_test_config_leaves_the_paper_results_untouched(test_run):
-    project, before = test_run
+    project, (before, paper_jobs) = test_run
     after = tree_digest(project / "results", skip=str(project / TEST_RESULTS))
     assert after == before  # same bytes and the same mtimes: not even rewritten
+    # and what the paper config has to do is what it had to do before (its own store entries, its names)
     r = smk("-n", "--configfile", "paper.yaml", cwd=project)
-    assert "Nothing to be done" in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
+    assert job_counts(r.stdout + r.stderr) == paper_jobs, (r.stdout + r.stderr)[-3000:]
     assert (project / TEST_CELLS).is_dir() and (project / TEST_RESULTS / "report.md").exists()
 
 
@@ -126,6 +167,18 @@ def test_run_produces_figures_tables_claims_report(test_run):
         assert (root / f"tables/c2b/{fig}.md").read_text().startswith("| paper |")
 
 
+def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run):
+    """published.json lists every file the plan publishes, each with the store entry it was copied from and
+    that entry's key (in its path); the bytes are the entry's."""
+    project = test_run[0]
+    plan = plan_of(project, TEST_CONFIG)
+    record = json.loads((project / TEST_RESULTS / "published.json").read_text())
+    assert record["base_seed"] == 7 and record["results_dir"] == TEST_RESULTS
+    assert {dest: v["from"] for dest, v in record["files"].items()} == plan["published"]
+    for dest, v in record["files"].items():
+        assert f"/{v['key']}/" in v["from"] and (project / dest).read_bytes() == (project / v["from"]).read_bytes()
+
+
 def test_batched_algorithms_report_batches(test_run):
     t1 = pd.read_csv(test_run[0] / TEST_RESULTS / "tables/c2b/fig1.csv")
     c2b = t1[(t1.algorithm == "c2b") & (t1.status == "ok")]
@@ -135,16 +188,18 @@ def test_batched_algorithms_report_batches(test_run):
 
 def test_cells_match_the_cli_array_for_array(test_run, tmp_path):
     """`banditrepro simulate` of one run writes that run's arrays exactly as the workflow's shard holds them."""
-    import numpy as np
-
     from banditrepro.cell import SHARED_KEYS, load_npz, load_runs
 
     project = test_run[0]
     (shard,) = (project / TEST_CELLS / "sushi16/T2000/rmed1").glob("*/runs0-*.npz")
     block = load_runs(shard)
+    # the workflow's prepared file, named by its key, where the CLI's flat layout looks for it
+    (prepared,) = (project / "data/prepared/sushi16").glob("*.json")
+    (tmp_path / "prepared").mkdir()
+    shutil.copy(prepared, tmp_path / "prepared/sushi16.json")
     out = tmp_path / "again.npz"
     r = subprocess.run([sys.executable, "-m", "banditrepro", "simulate", "--algorithm", "rmed1", "--dataset",
-                        "sushi16", "--prepared-dir", str(project / "data/prepared"), "--horizon", "2000",
+                        "sushi16", "--prepared-dir", str(tmp_path / "prepared"), "--horizon", "2000",
                         "--seed", "1", "--base-seed", "7", "--out", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     one = load_npz(out)
@@ -157,15 +212,17 @@ def test_cells_match_the_cli_array_for_array(test_run, tmp_path):
 
 def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
     """The workflow draws figures and checks claims inside the Snakemake process (threads); the
-    standalone CLI must write the same table and PNG bytes and the same claims."""
+    standalone CLI, given the same summaries and prepared files in a folder made by hand, must write the
+    same table and PNG bytes and the same claims."""
     project = test_run[0]
-    # run from an empty folder: every path comes from the options (the test config's results_dir included)
+    results, data = by_hand_folder(project, plan_of(project, TEST_CONFIG), tmp_path / "by-hand")
+    # run from an empty folder: every path comes from the options
     cwd = tmp_path / "cli"
     cwd.mkdir()
     cli = [sys.executable, "-m", "banditrepro"]
     common = ["--papers", "c2b", "dp-ts-ucb", "winner-stays", "--max-horizon", "2000",
-              "--manifest", str(project / "config/figures"), "--status-dir", str(project / "data/status"),
-              "--prepared-dir", str(project / "data/prepared"), "--results-dir", str(project / TEST_RESULTS)]
+              "--manifest", str(project / "config/figures"), "--status-dir", str(data / "status"),
+              "--prepared-dir", str(data / "prepared"), "--results-dir", str(results)]
     for stem in ("c2b/fig1", "winner-stays/preference-matrices"):
         out = {k: tmp_path / f"{stem.replace('/', '-')}.{k}" for k in ("png", "pdf", "csv")}
         r = subprocess.run([*cli, "figure", stem, *common, "--png", str(out["png"]), "--pdf", str(out["pdf"]),
@@ -179,73 +236,101 @@ def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
     assert (tmp_path / "claims.csv").read_text() == (project / TEST_RESULTS / "claims.csv").read_text()
 
 
-def _receipts_holding(results: Path, shard: Path) -> list[Path]:
-    rel = str(shard.relative_to(results / "cells/seed7"))
-    return [p for p in sorted((results / "batches").glob("*.json")) if rel in json.loads(p.read_text())["shards"]]
+def _figure_entries(plan: dict, cell: str) -> list[Path]:
+    """The store folders of the figures drawing ``cell``."""
+    return sorted({Path(f["store"][0]).parent for f in plan["figures"].values() if cell in f["drawn"]})
 
 
-def _computed(results: Path) -> list[str]:
-    return [ln.split()[0] for ln in (results / "logs/shards-computed.log").read_text().splitlines()]
-
-
-def test_interrupted_run_resumes_without_recomputing(test_run):
-    project = test_run[0]
+def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
+    """The state a kill leaves (one shard not written, a half-written temporary beside it, its summary and
+    every store entry after it not made; the older publication still at the fixed paths): the next run
+    computes that shard alone, every other shard and summary untouched, and publishes the same bytes, so the
+    fixed paths are not even rewritten."""
+    project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
-    cells = sorted(results.rglob("*.npz"))
-    (victim,) = (project / TEST_CELLS / "six-rankers/T2000/btm").glob("*/runs0-*.npz")
-    summary = results / "summaries/six-rankers/T2000/btm.npz"
-    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in cells if p not in (victim, summary)}
-    computed = _computed(results)
-    # the state a kill leaves: this shard, its batch's receipt (written last) and everything downstream of
-    # it not written yet
-    receipts = _receipts_holding(results, victim)
-    assert len(receipts) == 1
-    for p in (victim, summary, *receipts):
+    cell = "six-rankers/T2000/btm"
+    plan = plan_of(project, TEST_CONFIG)
+    (victim,) = (project / s for s in plan["cells"][cell]["shards"])
+    summary = project / plan["cells"][cell]["summary"]
+    summaries = {project / c["summary"]: (project / c["summary"]).read_bytes() for c in plan["cells"].values()
+                 if (project / c["summary"]).exists()}
+    kept = {p: m for p, m in mtimes(project / TEST_RESULTS).items()
+            if p.startswith(("cells/", "summaries/")) and results / p not in (victim, summary)}
+    published = {dest: (project / dest).stat().st_mtime_ns for dest in plan["published"]}
+    before = computed(project)
+    entries = [project / e for e in _figure_entries(plan, cell)]
+    assert entries
+    entries += [(project / plan["published"][f"{TEST_RESULTS}/{name}"]).parent
+                for name in ("claims.csv", "report.md", "tables/runtime.csv")]
+    for p in (victim, summary):
         p.unlink()
-    for sub in ("figures", "tables"):
-        shutil.rmtree(results / sub)
-    for name in ("claims.csv", "report.md"):
-        (results / name).unlink()
+    for e in entries:
+        shutil.rmtree(e)
     (victim.parent / f".{victim.name}.leftover.part").write_bytes(b"half a file")  # what a kill leaves behind
-    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
+    r = smk(*TEST, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert victim.exists() and (results / "report.md").exists() and receipts[0].exists()
-    # only the victim was computed again: every other shard and summary is untouched
-    redone = [p for p, (m, _) in before.items() if p.stat().st_mtime_ns != m]
-    assert not [p for p in redone if "cells" in p.parts], redone
-    assert _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
+    assert victim.exists() and all(e.is_dir() for e in entries)
+    assert computed(project) == before + [str(victim.relative_to(results))]
+    after = mtimes(results)
+    assert {p: after[p] for p in kept} == kept  # every other shard and summary: not rewritten
+    assert {p: b for p, b in summaries.items()} == {p: p.read_bytes() for p in summaries}
+    assert {dest: (project / dest).stat().st_mtime_ns for dest in published} == published
+    assert not list((results / "batches").glob("*.done"))  # a batch's end is temporary
     meta = json.loads(victim.with_suffix(".json").read_text())
     assert meta["runs"] == [0, 1] and meta["horizon"] == 2000 and len(meta["prepared_sha256"]) == 64
 
 
 def test_a_shard_deleted_by_hand_is_computed_by_the_next_run(test_run, tmp_path):
-    """A shard gone after its batch finished: the plan checks every receipt against its shards, so the next
-    run (a dry run first: it shows the same plan) computes that shard alone, and the numbers are as before."""
-    project = tmp_path / "copy"
-    subprocess.run(["cp", "-a", str(test_run[0]), str(project)], check=True)
+    """A shard gone after its batch finished: the plan sees it missing, so the next run (a dry run first: it
+    shows the same plan) computes that shard alone, in one batch, and the numbers are as before."""
+    project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     (victim,) = (project / TEST_CELLS / "sushi16/T2000/rucb").glob("*/runs0-*.npz")
-    (receipt,) = _receipts_holding(results, victim)
-    computed = _computed(results)
+    before = computed(project)
     victim.unlink()
-    command = ["--configfile", TEST_CONFIG, *MIRROR_ARG]
-    r = smk("-n", *command, cwd=project)
+    r = smk("-n", *TEST, cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
+    # its batch and its summary (the figures, claims and report after it run again, under the same names)
     assert counts["simulate"] == 1 and counts["summarize_cell"] == 1, counts
-    assert f"batch {receipt.stem} has a shard missing or incomplete: it runs again" in r.stderr
-    r = smk(*command, "--cores", "2", cwd=project)
+    assert not {"prepare_dataset", "fetch_raw", "software_stack"} & set(counts), counts
+    r = smk(*TEST, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert victim.exists() and receipt.exists()
-    assert _computed(results) == computed + [str(victim.relative_to(results / "cells/seed7"))]
+    assert victim.exists()
+    assert computed(project) == before + [str(victim.relative_to(results))]
     assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
-    r = smk("-n", *command, cwd=project)
-    assert "Nothing to be done" in r.stdout + r.stderr, (r.stdout + r.stderr)[-3000:]
+    r = smk("-n", *TEST, cwd=project)
+    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
 
 
-def test_html_report_has_a_caption_per_figure(test_run):
-    project = test_run[0]
-    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--report", str(project / "report.html"), cwd=project)
+def test_a_batch_end_left_behind_does_not_hide_a_shard_deleted_since(test_run, tmp_path):
+    """A run stopped between a batch and its summaries leaves the batch's end (temporary) behind; a shard of
+    that batch deleted by hand since gets the same batch name, and Snakemake takes the end for done: the
+    summary computes the shard itself (docs/decisions.md#content-addressing, "A stale end marker")."""
+    project = clone(test_run[0], tmp_path / "copy")
+    results = project / TEST_RESULTS
+    cell = "sushi16/T2000/rmed1"
+    before = computed(project)
+    (victim,) = (project / TEST_CELLS / cell).glob("*/runs0-*.npz")
+    (summary,) = (results / "summaries" / cell).glob("*.npz")
+    summary_bytes = summary.read_bytes()
+    victim.unlink()
+    summary.unlink()
+    (batch,) = [b for b, shards in plan_of(project, TEST_CONFIG)["batches"].items()
+                if str(victim.relative_to(project)) in shards]
+    (results / "batches").mkdir(exist_ok=True)
+    (results / "batches" / f"{batch}.done").write_text(f"{batch}\n")
+    r = smk(*TEST, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    html = (project / "report.html").read_text()
+    assert "simulate" not in job_counts(r.stdout + r.stderr)
+    assert computed(project) == before + [str(victim.relative_to(results))]
+    assert summary.read_bytes() == summary_bytes
+    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
+
+
+def test_html_report_has_a_caption_per_figure(test_run, tmp_path):
+    project = clone(test_run[0], tmp_path / "copy")
+    r = smk(*TEST, "--report", str(tmp_path / "report.html"), cwd=project)
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = (tmp_path / "report.html").read_text()
     assert html.count("Configuration: 2 runs per line") >= 3

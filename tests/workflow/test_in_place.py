@@ -1,8 +1,12 @@
-"""Changing anything a number depends on, in place, equals a fresh run (issue 30, point 1;
-docs/decisions.md#batch-identity). One results folder walks through a sequence of changes: base seed (and
-back), runs (and back), max_runs with a horizon cap, an algorithm parameter, a kernel edit, a changed data
-file, a challenger added and removed. After each, claims.csv, every table (the run-time table aside) and the
-leaderboards are byte-identical to those of a fresh results folder run with the same config and project.
+"""Changing anything a number depends on, in place, equals a fresh run (issue 30, point 1; with content-addressed
+results, issue 38: docs/decisions.md#content-addressing). One results folder walks through eight changes: base
+seed (and back), runs (and back), max_runs with a horizon cap, an algorithm parameter, a kernel edit, a changed
+data file, a challenger added and removed. After each, claims.csv, every table (the run-time table aside) and
+the leaderboards are byte-identical to those of a fresh results folder run with the same config and project.
+
+What the names now guarantee besides, at every step: a shard file that exists is never rewritten (its name
+covers everything its bytes depend on, so a change computes new files beside it), a step back to a config
+already run computes no shard, and a changed data file computes only the cells drawn from it.
 
 The test config restricted to its smallest paper (winner-stays: 46 cells, every kind of change applies to
 it), so that eleven in-place runs and seven fresh ones take minutes; a step that returns to a config already
@@ -20,13 +24,26 @@ pytestmark = pytest.mark.workflow
 
 BASE = [f"data_mirrors=['{MIRROR}']", "papers=[winner-stays]"]
 PLACE = "results/in-place"
+SHARDS_LOG = "logs/shards-computed.log"  # under a results folder: one line per shard computed
 
 
 def outputs(results: Path) -> dict[str, bytes]:
-    """What must equal a fresh run's: claims, the figures' tables, the leaderboards (which exist, too)."""
-    files = [results / "claims.csv", *sorted((results / "tables").rglob("*.csv")),
+    """What must equal a fresh run's: claims, every table of the figures (CSV, Markdown, LaTeX), the
+    leaderboards (which exist, too); runtime.csv aside (run times)."""
+    files = [results / "claims.csv", *sorted((results / "tables").rglob("*")),
              *sorted((results / "leaderboards").glob("*"))]
-    return {str(p.relative_to(results)): p.read_bytes() for p in files if p.name != "runtime.csv"}
+    return {str(p.relative_to(results)): p.read_bytes() for p in files if p.is_file() and p.name != "runtime.csv"}
+
+
+def computed(results: Path) -> list[str]:
+    log = results / SHARDS_LOG
+    return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
+
+
+def shard_files(results: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every shard and sidecar: inode, mtime, bytes (a rewrite, even of the same bytes, changes the first two)."""
+    return {str(p.relative_to(results)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted((results / "cells").rglob("*")) if p.is_file()}
 
 
 def test_every_change_in_place_equals_a_fresh_run(tmp_path):
@@ -35,9 +52,10 @@ def test_every_change_in_place_equals_a_fresh_run(tmp_path):
     project = copy_project(tmp_path / "project")
     # Yelp from a user's matrix file (the catalog's `path`), so the data can change under the workflow
     catalog = project / "config/datasets.yaml"
-    catalog.write_text(catalog.read_text().replace("    path: null ", "    path: yelp.txt "))
+    catalog.write_text(catalog.read_text().replace("    path: null ", "    path: yelp.txt ", 1))
     (project / "yelp.txt").write_text("0.5 0.6 0.7\n0.4 0.5 0.6\n0.3 0.4 0.5\n")
     fresh_runs = iter(range(100))
+    place = project / PLACE
 
     def run(results: str, config: list[str]) -> dict[str, bytes]:
         r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *BASE, f"results_dir={results}", *config,
@@ -45,30 +63,43 @@ def test_every_change_in_place_equals_a_fresh_run(tmp_path):
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
         return outputs(project / results)
 
-    def step(config: list[str], same_as: dict | None = None) -> dict[str, bytes]:
-        """The change in place, compared with a fresh run of it (or with ``same_as``, a fresh run of it)."""
+    def step(config: list[str], same_as: dict | None = None) -> list[str]:
+        """The change in place, compared with a fresh run of it (or with ``same_as``, a fresh run of it); the
+        shards it computed. No shard file that existed before is rewritten (a former layout kept a cell's
+        shards in one folder per seed and code only and overwrote them when its data changed)."""
+        shards, log = shard_files(place), computed(place)
         here = run(PLACE, config)
+        after = shard_files(place)
+        rewritten = sorted(k for k in shards if after.get(k) != shards[k])
+        assert not rewritten, f"{config}: rewrote or removed existing shard files {rewritten[:10]}"
         fresh = same_as if same_as is not None else run(f"results/fresh-{next(fresh_runs)}", config)
         differ = sorted(k for k in {*here, *fresh} if here.get(k) != fresh.get(k))
         assert not differ, f"{config}: in place differs from a fresh run in {differ}"
-        return fresh
+        results[tuple(config)] = fresh
+        return computed(place)[len(log):]
 
+    results: dict[tuple, dict] = {}
     first = run(PLACE, [])
-    assert "leaderboards/winner-stays.csv" not in first and len(first) >= 6  # claims and five tables
-    step(["base_seed=8"])
-    step([], same_as=first)  # back to seed 7: its shards are still there, the summaries must follow
-    step(["runs=3"])
-    step([], same_as=first)  # fewer runs again: the summaries keep the first two of three
+    assert "leaderboards/winner-stays.csv" not in first and len(first) >= 16  # claims and five tables, 3 formats
+    assert len(computed(place)) == 46
+    assert step(["base_seed=8"])
+    # back to seed 7: its shards, summaries and store entries are still there; before, the summaries at fixed
+    # paths had to follow the seed
+    assert not step([], same_as=first)
+    assert step(["runs=3"])
+    assert not step([], same_as=first)  # fewer runs again: the summaries of two runs exist
     capped = ["max_runs=2", "max_horizon=1000"]
-    step(capped)
+    assert step(capped)
     manifest = project / "config/figures/winner-stays.yaml"
     manifest.write_text(manifest.read_text().replace("params: {alpha: 0.51}", "params: {alpha: 0.7}"))
-    step(capped)  # an algorithm parameter
+    assert step(capped)  # an algorithm parameter
     kernel = project / "src/banditrepro/algorithms/rucb.py"
     kernel.write_text(kernel.read_text().replace("math.sqrt(alpha * lnt)", "math.sqrt(2.0 * alpha * lnt)"))
-    step(capped)  # a kernel's code (numbers change: its cells must be computed again)
+    assert step(capped)  # a kernel's code (numbers change: its cells must be computed again)
     (project / "yelp.txt").write_text("0.5 0.8 0.9\n0.2 0.5 0.6\n0.1 0.4 0.5\n")
-    before = step(capped)  # the data behind a prepared dataset
-    joined = step([*capped, 'challengers=["thompson-duels"]'])
-    assert "leaderboards/winner-stays.csv" in joined
-    step(capped, same_as=before)  # the challenger removed: its leaderboard too
+    by_data = step(capped)  # the data behind a prepared dataset: only the cells drawn from it
+    assert by_data and all(p.startswith("cells/yelp/") for p in by_data), by_data
+    before = results[tuple(capped)]
+    assert step([*capped, 'challengers=["thompson-duels"]'])
+    assert "leaderboards/winner-stays.csv" in results[(*capped, 'challengers=["thompson-duels"]')]
+    assert not step(capped, same_as=before)  # the challenger removed: its leaderboard too, nothing computed

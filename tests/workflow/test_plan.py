@@ -1,8 +1,10 @@
 """Run planning (banditrepro.workflow.plan and .batches): runs per cell, a cell's shards (existing shards
-kept, new ones appended, the same when planned again), batches (sized by work, one dataset each, the same
-whatever shards exist, so a node finds its batch by name); the config Snakemake builds for `banditrepro
-estimate`; and what Snakemake sees in a dry run."""
+followed from run 0, new ones appended, the same when planned again after some were written), batches of the
+missing shards only (sized by work, one dataset each, named by their shards), the plan's purity (it writes
+and deletes nothing), a node's batch from its spec; the config Snakemake builds for `banditrepro estimate`;
+and what Snakemake sees in a dry run."""
 
+import os
 import re
 from pathlib import Path
 
@@ -12,8 +14,9 @@ import yaml
 from banditrepro import ReproError, jobsize
 from banditrepro.layout import Layout
 from banditrepro.manifest import cell_runs, load_manifest
-from banditrepro.workflow import batches
-from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, plan_shards, split_key
+from banditrepro.workflow import batches, digests
+from banditrepro.workflow.cells import kernel_name
+from banditrepro.workflow.plan import build_plan, cell_key, existing_shards, kernel_of, plan_shards, split_key
 from tests.workflow.common import ROOT, TEST_CONFIG, job_counts, smk
 
 
@@ -88,40 +91,164 @@ def test_a_batch_asks_slurm_for_a_margin_doubled_per_retry_and_a_partition_limit
 
 
 def _test_config(**extra):
-    cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
+    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it)."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
     cfg.update(extra)
     return cfg
 
 
-def _write_fake_shard(plan, shard):
-    path = Path(plan.shard(*shard))
+def _touch_shard(plan, shard):
+    """A shard as a finished job leaves it, as far as planning looks: a file of its name in its cell's folder."""
+    cell, a, b = shard
+    path = Path(plan.cell_folder(cell)) / f"runs{a}-{b}.npz"
+    assert str(path) == plan.shard(*shard)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"")
 
 
-@pytest.mark.parametrize("minutes", [None, 20])
-def test_batches_are_the_same_whatever_shards_exist_and_a_node_finds_its_own_by_name(tmp_path, monkeypatch,
-                                                                                     minutes):
-    """The main process plans before any shard exists; a node plans again while shards are being written:
-    the same batches, so the node's job wildcard {batch} names the same shards."""
+def _listing(folder) -> dict:
+    """Every file and folder under ``folder``, with its kind, size and mtime (a folder's changes when an entry
+    is created, renamed or deleted in it)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            st = os.lstat(p)
+            out[os.path.relpath(p, folder)] = (name in dirnames, st.st_size, st.st_mtime_ns)
+    return out
+
+
+def test_planning_writes_and_deletes_nothing_and_gives_the_same_plan_twice(tmp_path, monkeypatch):
+    """What a stopped run leaves (some shards, a batch's end marker and spec, store entries, published files,
+    data): planning, local or cluster, leaves every file and folder as it was (a dry run is read-only)."""
     monkeypatch.chdir(tmp_path)
-    main = build_plan(_test_config(batch_minutes=minutes), ROOT)
-    shards = main.all_shards()
-    assert sorted(s for b in main.batches for s in b.shards) == sorted(shards)  # every shard in one batch
-    for written in (shards[::3], shards):
-        for s in written:
-            _write_fake_shard(main, s)
-        node = build_plan(_test_config(batch_minutes=minutes), ROOT)
-        assert node.batches == main.batches
-        for b in main.batches:
-            assert node.batch(b.name) == b and node.batch_prepared(b.name) == main.layout.prepared_file(b.dataset)
-    with pytest.raises(ReproError, match="not in this plan"):
-        main.batch("x-0123456789ab")
-    # a summary's inputs: the receipts of the batches that hold its cell's shards
+    plan = build_plan(_test_config(), ROOT)
+    shards = plan.all_shards()
+    for s in shards[::4]:
+        _touch_shard(plan, s)
+    b = plan.batches[0]
+    for path in (plan.batch_done(b.name), plan.layout.batch_spec(b.name), plan.store.claims_csv,
+                 plan.layout.claims_csv, plan.layout.published_json, plan.layout.prepared_file("sushi16"),
+                 plan.layout.status_file("yahoo30"), plan.layout.shards_log, f"{plan.layout.cells}/stray.npz.part"):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text('{"available": false}' if "status" in path else "x")
+    before = _listing(tmp_path)
+    again, twice = build_plan(_test_config(), ROOT), build_plan(_test_config(), ROOT)
+    cluster = build_plan(_test_config(batch_minutes=20), ROOT)
+    assert _listing(tmp_path) == before
+    assert again.cell_names == twice.cell_names and again.names == twice.names
+    assert again.batches == twice.batches and again.missing == twice.missing and cluster.batches
+    assert again.cell_shards == plan.cell_shards  # the shards written are still the cells' shards
+
+
+@pytest.mark.parametrize("minutes", [None, 20])
+def test_only_missing_shards_are_packed_and_a_summary_reads_the_others_directly(tmp_path, monkeypatch, minutes):
+    monkeypatch.chdir(tmp_path)
+    first = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    shards = first.all_shards()
+    assert first.missing == set(shards)  # an empty folder: every shard in a batch
+    assert sorted(s for b in first.batches for s in b.shards) == sorted(shards)
+    written = set(shards[::3])
+    for s in written:
+        _touch_shard(first, s)
+    plan = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    assert plan.cell_shards == first.cell_shards and plan.missing == set(shards) - written
+    held = [s for b in plan.batches for s in b.shards]
+    assert len(held) == len(set(held)) and set(held) == plan.missing  # each missing shard once, no written one
+    assert set(plan.batch_holding) == plan.missing
+    assert all(b.name in plan.batch_of and plan.batch(b.name) == b for b in plan.batches)
+    for cell, ranges in plan.cell_shards.items():
+        ds, h, algo = split_key(cell)
+        want = [plan.shard(cell, a, b) if (cell, a, b) in written else plan.batch_done(plan.batch_holding[(cell, a, b)])
+                for a, b in ranges]
+        assert plan.cell_inputs(ds, h, algo) == list(dict.fromkeys(want))
+        assert plan.cell_files(ds, h, algo) == [plan.shard(cell, a, b) for a, b in ranges]  # what it reads
+    for s in shards:
+        _touch_shard(first, s)
+    done = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    assert done.batches == [] and done.missing == set()
     cell = shards[0][0]
+    assert done.cell_inputs(*split_key(cell)) == done.cell_files(*split_key(cell))
+    with pytest.raises(ReproError, match="not in this plan"):
+        done.batch(first.batches[0].name)
+
+
+def test_a_shard_deleted_by_hand_is_planned_again_alone_and_nothing_else_is_touched(tmp_path, monkeypatch):
+    """What the receipts' check did (drop the receipt of a batch whose shard was gone) is now the plan: the one
+    missing shard in one batch, the summary's inputs its batch's end and its cell's other shards."""
+    monkeypatch.chdir(tmp_path)
+    plan = build_plan(_test_config(runs_per_shard=1), ROOT)
+    for s in plan.all_shards():
+        _touch_shard(plan, s)
+    cell = next(c for c, held in plan.cell_shards.items() if len(held) > 1)
+    victim = (cell, *plan.cell_shards[cell][-1])
+    Path(plan.shard(*victim)).unlink()
+    before = _listing(tmp_path)
+    again = build_plan(_test_config(runs_per_shard=1), ROOT)
+    assert _listing(tmp_path) == before
+    assert again.missing == {victim} and [b.shards for b in again.batches] == [(victim,)]
     ds, h, algo = split_key(cell)
-    assert main.cell_receipts(ds, h, algo) == [main.receipt(b.name) for b in main.batches
-                                               if any(c == cell for c, _, _ in b.shards)]
+    assert again.cell_inputs(ds, h, algo) == [*(again.shard(cell, a, b) for a, b in plan.cell_shards[cell][:-1]),
+                                              again.batch_done(again.batches[0].name)]
+
+
+def test_a_node_computes_the_batch_it_was_submitted_whatever_finished_since(tmp_path, monkeypatch):
+    """Cluster mode: the main process writes each batch's spec before submitting it; a node plans when it
+    starts, when other batches (and part of its own) may be done, so it reads its batch from the spec."""
+    monkeypatch.chdir(tmp_path)
+    main = build_plan(_test_config(batch_minutes=20), ROOT)
+    for b in main.batches:
+        batches.write_spec(main.layout.batch_spec(b.name), b, [main.shard_id(*s) for s in b.shards])
+    done, partly = main.batches[0], next(b for b in main.batches[1:] if len(b.shards) > 1)
+    for s in (*done.shards, partly.shards[0]):
+        _touch_shard(main, s)
+    node = build_plan(_test_config(batch_minutes=20), ROOT)
+    assert done.name not in node.batch_of and partly.name not in node.batch_of  # its plan differs
+    for b in main.batches:
+        assert batches.read_spec(main.layout.batch_spec(b.name), b.name) == b
+        assert node.batch_runtime(b.name, 2) == main.batch_runtime(b.name, 2)  # SLURM's time, from the spec
+        assert node.batch_prepared(b.name) == main.layout.prepared_file(b.dataset)
+
+
+def test_a_batch_name_covers_its_shards_not_the_results_folder(tmp_path, monkeypatch):
+    """A batch is named by its shards' paths under the results folder, so anything the shards' bytes depend on
+    (seed, runs, code) names other batches, and the same shards in another folder the same batch."""
+    monkeypatch.chdir(tmp_path)
+
+    def names(plan):
+        return {s: b.name for b in plan.batches for s in b.shards}
+
+    seven = build_plan(_test_config(), ROOT)
+    assert names(build_plan(_test_config(), ROOT)) == names(seven)
+    assert names(build_plan(_test_config(results_dir="elsewhere"), ROOT)) == names(seven)
+    # another seed: the same cells and ranges, every batch another name (its shards are other files)
+    eight = build_plan(_test_config(base_seed=8), ROOT)
+    assert set(names(eight)) == set(names(seven)) and not set(names(eight).values()) & set(names(seven).values())
+    assert all(b.name.startswith(f"{b.dataset}-") for b in eight.batches)
+    # more runs: other shards; a name never stands for two sets of shards
+    more = build_plan(_test_config(runs=4, max_runs=4), ROOT)
+    by_name = {b.name: b.shards for b in [*more.batches, *seven.batches]}
+    assert all(by_name[b.name] == b.shards for b in [*more.batches, *seven.batches])
+    assert set(names(more)) != set(names(seven))
+    # an edited kernel: its cells' keys change, so its batches are renamed, and no other algorithm's
+    real = digests.cell_code
+    monkeypatch.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, root) + (
+        "-edited" if kernel_name(algo) == "rucb" else ""))
+    edited = names(build_plan(_test_config(), ROOT))
+    renamed = {s for s in names(seven) if edited[s] != names(seven)[s]}
+    assert renamed and {kernel_of(c) for c, _, _ in renamed} == {"rucb"}
+    assert renamed == {s for s in names(seven) if kernel_of(s[0]) == "rucb"}
+
+
+def test_a_challenger_added_packs_its_own_shards_and_regroups_no_one_elses(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    papers = build_plan(_test_config(), ROOT)
+    joined = build_plan(_test_config(challengers=["uniform-pairs"]), ROOT)
+    assert set(papers.batches) < set(joined.batches)  # every batch as it was (name and shards)
+    new = {s for b in set(joined.batches) - set(papers.batches) for s in b.shards}
+    assert new and {kernel_of(c) for c, _, _ in new} == {"uniform-pairs"}
+    assert all(joined.cell_names[c] == k for c, k in papers.cell_names.items())
 
 
 def test_cluster_mode_makes_few_batches_and_local_mode_about_one_shard_each(tmp_path, monkeypatch):
@@ -143,6 +270,8 @@ def test_retries_double_a_batch_runtime(tmp_path, monkeypatch):
     assert (plan.batch_runtime(name, 2), plan.batch_runtime(name, 3)) == (2 * one, 4 * one)
     capped = build_plan(_test_config(batch_minutes=20, partition_minutes=one + 1), ROOT)
     assert capped.batch_runtime(name, 3) == one + 1
+    # a batch neither planned nor specified (a node whose spec is gone): the start-up margin alone
+    assert plan.batch_runtime("x-0123456789ab", 2) == 2 * batches.START_MINUTES
 
 
 def test_cell_keys():
@@ -152,22 +281,31 @@ def test_cell_keys():
 
 def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no shards here
-    cfg = yaml.safe_load((ROOT / TEST_CONFIG).read_text())
+    cfg = _test_config()
     plan = build_plan(cfg, ROOT)
     lay = Layout(cfg["results_dir"], cfg["base_seed"])
-    assert plan.layout == lay
+    assert plan.layout == lay and plan.layout.names is plan.names and plan.store == lay.stored()
     key = next(iter(plan.cell_runs))
     ds, h, algo = split_key(key)
     a, b = plan.cell_shards[key][0]
     path = plan.shard(key, a, b)
-    assert path == lay.shard(ds, h, algo, plan.codes[key], a, b)
-    assert path == f"{lay.cells}/{plan.shard_relpath(key, a, b)}"
-    assert plan.parse_shard(path) == (key, a, b)
+    assert path == lay.shard(ds, h, algo, plan.cell_names[key], a, b)
+    assert path == f"{lay.results_dir}/{plan.shard_id(key, a, b)}" == f"{plan.cell_folder(key)}/runs{a}-{b}.npz"
+    assert plan.shard_id(key, a, b) == f"cells/{key}/{plan.cell_names[key]}/runs{a}-{b}.npz"
     assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.cell_shards[key]]
-    assert plan.all_targets()[-3:] == [lay.claims_csv, lay.runtime_csv, lay.report_md]
+    assert plan.summary_of(ds, h, algo) == f"{lay.summaries}/{key}/{plan.names.summary[(ds, h, algo)]}.npz"
+    assert plan.prepared_of_cell(key) == f"{lay.prepared}/{ds}/{plan.names.data[ds]}.json"
+    st = plan.store
+    assert plan.all_targets()[-5:] == [st.claims_csv, st.runtime_csv, st.report_md, st.reproduction_md,
+                                       st.software_json]
+    assert st.claims_csv == f"{lay.store_dir}/claims/{plan.names.claims}/claims.csv"
     assert plan.log("claims") == f"{lay.logs}/claims.log"
     assert not any(p.startswith("/") for p in plan.all_targets() + [plan.rel("config/datasets.yaml")])
-    assert plan.receipt(plan.batches[0].name) == lay.receipt(plan.batches[0].name)
+    assert plan.batch_done(plan.batches[0].name) == lay.batch_done(plan.batches[0].name)
+    # a job asked for under another key than the plan's (a path typed by hand) is refused in one line
+    plan.check_key("summary", (ds, h, algo), plan.names.summary[(ds, h, algo)])
+    with pytest.raises(ReproError, match=r"^summary .* is named [0-9a-f]{16} in this plan, not 0{16}"):
+        plan.check_key("summary", (ds, h, algo), "0" * 16)
 
 
 def _default_cells():
@@ -223,6 +361,7 @@ def test_dry_run_of_the_default_config_makes_one_job_per_batch(tmp_path):
     # local batches of about shard_seconds and one algorithm each: at most one job per shard, far fewer than runs
     assert counts["simulate"] <= shards and counts["total"] < sum(runs.values()) / 10
     assert counts["summarize_cell"] == len(runs) and counts["claims"] == 1 and counts["figure"] >= 10
+    assert counts["all"] == 1 and "batch_spec" not in counts  # specs: cluster mode only
 
 
 def test_estimate_takes_the_config_as_snakemake_parses_it():
@@ -286,13 +425,21 @@ def test_estimate_and_snakemake_plan_the_same_batches_for_a_config_value_snakema
     assert job_counts(r.stdout + r.stderr)["simulate"] == len([b for b in plan.batches if b.dataset not in optional])
 
 
-def test_a_shard_gone_drops_only_the_receipt_of_its_batch(tmp_path, monkeypatch):
+@pytest.mark.parametrize("minutes", [None, 20])
+def test_estimate_counts_the_missing_shards_and_the_batches_holding_them(tmp_path, monkeypatch, minutes):
+    """`banditrepro estimate` counts what the run will compute: after a shard is deleted by hand, that shard
+    and its one batch; on a complete folder, nothing."""
+    from banditrepro.workflow.estimate import estimate
+
     monkeypatch.chdir(tmp_path)
-    plan = build_plan(_test_config(), ROOT)
-    for b in plan.batches:
-        Path(plan.receipt(b.name)).parent.mkdir(parents=True, exist_ok=True)
-        Path(plan.receipt(b.name)).write_text("{}")
-    victim = plan.batches[1]
-    assert plan.forget_batches_of([victim.shards[-1]]) == [plan.receipt(victim.name)]
-    assert [Path(plan.receipt(b.name)).exists() for b in plan.batches] == [b != victim for b in plan.batches]
-    assert plan.forget_batches_of([victim.shards[0]]) == []  # already gone
+    plan = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    fresh = estimate(plan)
+    assert fresh["new_shards"] == len(plan.all_shards()) and fresh["batches"] >= 1
+    for s in plan.all_shards():
+        _touch_shard(plan, s)
+    assert estimate(build_plan(_test_config(batch_minutes=minutes), ROOT))["batches"] == 0
+    victim = plan.all_shards()[len(plan.all_shards()) // 2]
+    Path(plan.shard(*victim)).unlink()
+    numbers = estimate(build_plan(_test_config(batch_minutes=minutes), ROOT))
+    assert numbers["batches"] == 1 and numbers["new_shards"] == 1
+    assert numbers["new_runs"] == victim[2] - victim[1] + 1

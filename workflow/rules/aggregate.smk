@@ -23,7 +23,11 @@ rule runtime_table:
     input:
         get_runtime_inputs,
     output:
-        report(STORE.single_pattern("runtime", "runtime.csv"), caption="../report/runtime.rst", category="Run time"),
+        report(
+            STORE.single_pattern("runtime", "runtime.csv"),
+            caption="../report/runtime.rst",
+            category="Run time",
+        ),
     log:
         PLAN.log("runtime_table", "{key}"),
     resources:

@@ -28,10 +28,13 @@ from banditrepro.workflow.plan import build_plan
 try:
     # cluster mode: the SLURM profile's `set-resources: simulate: batch_minutes`, which no --configfile or
     # --config replaces (docs/decisions.md#cluster-mode); Snakemake passes it on to every job step
-    PLAN = build_plan(config, workflow.basedir, cluster_minutes=engine.profile_minutes(workflow))
+    PLAN = build_plan(
+        config, workflow.basedir, cluster_minutes=engine.profile_minutes(workflow)
+    )
 except (ReproError, ValueError) as exc:
     fail(exc)
-LAYOUT = PLAN.layout  # the fixed paths a reader opens (written only by rule all: workflow/publish.py)
+# the fixed paths a reader opens (written only by rule `all`, workflow/publish.py)
+LAYOUT = PLAN.layout
 STORE = PLAN.store  # every job's outputs, named by what they derive from
 
 
@@ -79,7 +82,11 @@ def get_batch_runtime(wildcards, attempt):
 
 
 def get_cell_inputs(wildcards):
-    PLAN.check_key("summary", (wildcards.dataset, int(wildcards.horizon), wildcards.algo), wildcards.key)
+    PLAN.check_key(
+        "summary",
+        (wildcards.dataset, int(wildcards.horizon), wildcards.algo),
+        wildcards.key,
+    )
     return PLAN.cell_inputs(wildcards.dataset, wildcards.horizon, wildcards.algo)
 
 

@@ -35,7 +35,11 @@ rule claims:
     input:
         get_claims_inputs,
     output:
-        report(STORE.single_pattern("claims", "claims.csv"), caption="../report/claims.rst", category="Claims"),
+        report(
+            STORE.single_pattern("claims", "claims.csv"),
+            caption="../report/claims.rst",
+            category="Claims",
+        ),
     log:
         PLAN.log("claims", "{key}"),
     resources:

@@ -3,7 +3,7 @@
 A *batch* is one job of rule ``simulate`` (one SLURM submission on a cluster) computing a list of missing
 shards of one dataset, named ``<dataset>-<digest of its shards' paths>``. The shards are never Snakemake
 outputs: Snakemake removes the outputs of a job before it runs and after it fails, and a cluster job cancelled
-after 31 of its 54 shards would lose all 54 (docs/decisions.md#batches). What Snakemake tracks is the batch's
+after 31 of its 54 shards would lose all 54 (docs/decisions.md#content-addressing). What Snakemake tracks is the batch's
 end, ``<results>/batches/<batch>.done`` (temporary: removed once the summaries that needed it ran).
 
 The body (``run_batch``) computes each of its shards whose file does not exist, in order, and skips the

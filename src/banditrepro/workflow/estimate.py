@@ -5,28 +5,44 @@ The config is the one Snakemake builds: Snakemake's own command-line parser read
 ``--configfile`` and ``--config`` (values parsed by
 Snakemake's ``parse_config``: ``batch_minutes=1e1`` is 10.0), and Snakemake's ``ConfigSettings`` and
 ``update_config`` merge them over config/config.yaml as the workflow's ``configfile:`` directive does. It then
-plans exactly as the workflow does (``build_plan``: the same shards, batches and existing files), without
-building Snakemake's DAG, so it takes the parse's time (seconds), and prints the batches still to run (SLURM
-submissions in cluster mode) with their estimated and requested lengths, the CPU forecast, and the files and
-bytes the run adds. Batch lengths are the sizing's estimates, from the kernels' ns/step (banditrepro/jobsize.py:
-right within a factor of a few); the CPU forecast has its own cost model (banditrepro/workflow/costs.py:
-kernel seconds measured in the results folder, else on the reference machine, plus the rest of the pipeline)
-and bytes from the shards' measured sizes (``bytes_per_run``, ``bytes_per_shard``).
+plans exactly as the workflow does (``build_plan``), without building Snakemake's DAG, and prints the plan's
+batches, which hold exactly the shards missing (a finished shard is never packed), so they are the jobs of rule
+``simulate`` a run starts (SLURM submissions in cluster mode): their estimated and requested lengths, the CPU
+forecast, and the files and bytes the run adds.
+
+Read-only, and it reads no shard: the plan lists the cells' folders (a shard exists or not), the forecast
+reads the sidecars of the cells still to compute (banditrepro/workflow/costs.py), and whether a summary or a
+store entry must be made is whether its file exists (its name covers what it is made of). Batch lengths are
+the sizing's estimates, from the kernels' ns/step (banditrepro/jobsize.py: right within a factor of a few);
+the CPU forecast has its own cost model (costs.py: kernel seconds measured in the cell's folder, else on the
+reference machine, plus the rest of the pipeline) and bytes from the shards' measured sizes
+(``bytes_per_run``, ``bytes_per_shard``).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.workflow import costs
 
-# files besides the shards: a summary writes its .npz, its log and Snakemake's record of it; a figure its
-# five outputs, a log and five records; claims, run-time table and report a handful
+# Files a run writes, counted in a run of the test config (each store entry: its files, Snakemake's record of
+# each, its job log, and the copies rule `all` publishes at the fixed paths): a shard its .npz and sidecar; a
+# batch its log and the record of its end marker (the marker itself is temporary), in cluster mode also its
+# spec, the spec's log and record; a summary its .npz, log and record; a figure 5 stored outputs, 5 records, a
+# log and 5 published copies; a leaderboard 4 + 4 + 1 + 4; claims and the run-time table 1 + 1 + 1 + 1 each,
+# the reports 2 + 2 + 1 + 2, software.json 1 + 1 + 1 + 1; every run rule all's log, published.json and
+# Snakemake's own log.
+SHARD_FILES = 2
+BATCH_FILES = 2
+SPEC_FILES = 3
 SUMMARY_FILES = 3
-FIGURE_FILES = 11
-FINAL_FILES = 12
+FIGURE_FILES = 16
+LEADERBOARD_FILES = 13
+FINAL_FILES = {"claims": 4, "runtime": 4, "report": 7, "software": 4}
+RUN_FILES = 3
 
 
 # A shard's bytes, per shard format and instance kind: (bytes per run and grid point, for all the instance's
@@ -103,30 +119,51 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
     return config
 
 
+def skipped_datasets(plan) -> set[str]:
+    """Optional (network) datasets their probe found unavailable: no figure asks for their cells, so a run
+    computes none of their batches (not probed yet counts as available, as for the figures: the run probes it)."""
+    from banditrepro.figures.panels import panel_status
+
+    return {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, plan.layout)[0]}
+
+
+def entries_to_write(plan, touched: set[str], skip: set[str]) -> dict:
+    """The stored results a run makes: those whose file does not exist (its name covers what it is made of)
+    and those downstream of a cell with shards to compute (Snakemake reruns them: their inputs are newer).
+    Existence only, nothing is read: summaries, figures, leaderboards, and which of claims, the run-time table,
+    the reports and software.json."""
+    from banditrepro import leaderboard
+    from banditrepro.workflow.plan import split_key
+
+    st = plan.store
+    summaries = {c for c in plan.cell_runs if split_key(c)[0] not in skip
+                 and (c in touched or not os.path.exists(plan.summary_of(*split_key(c))))}
+    new_summaries = {plan.summary_of(*split_key(c)) for c in summaries}
+    figures = [f for f in plan.figures
+               if not all(map(os.path.exists, plan.figure_outputs(f)))
+               or any(plan.summary_of(p.dataset, p.horizon, a.id) in new_summaries for p in f.panels
+                      for a in p.algorithms)]
+    upstream = bool(summaries or figures)
+    boards = [p for p in leaderboard.papers(plan.figures)
+              if upstream or not all(map(os.path.exists, st.leaderboard_outputs(p)))]
+    final = {"claims": upstream or not os.path.exists(st.claims_csv),
+             "runtime": bool(new_summaries & set(plan.runtime_inputs())) or not os.path.exists(st.runtime_csv),
+             "software": not os.path.exists(st.software_json)}
+    final["report"] = (upstream or boards or final["runtime"]
+                       or not all(map(os.path.exists, (st.report_md, st.reproduction_md))))
+    return {"summaries": len(summaries), "figures": len(figures), "leaderboards": len(boards),
+            "final": [k for k, v in final.items() if v]}
+
+
 def estimate(plan) -> dict:
     """Batches still to run, their lengths, CPU-hours, files and bytes of a plan (numbers, for ``report``).
-    A batch runs when its receipt is missing or one of its shards is not complete for the prepared file as
-    it is now (a dataset not prepared yet: every shard of it)."""
-    from banditrepro.figures.panels import panel_status
-    from banditrepro.workflow.batches import file_sha256
-    from banditrepro.workflow.plan import dataset_of, split_key
+    The batches are the plan's: only missing shards are packed, so each is a job a run starts (those of an
+    optional dataset probed unavailable aside, ``skipped_datasets``)."""
+    from banditrepro.workflow.plan import split_key
 
-    lay = plan.layout
-    # an optional (network) dataset its probe found unavailable: no figure asks for its cells, none is
-    # submitted (not probed yet counts as available, as for the figures: the run probes it)
-    skip = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, lay)[0]}
-    shas = {d: file_sha256(lay.prepared_file(d)) for d in {b.dataset for b in plan.batches}
-            if Path(lay.prepared_file(d)).is_file()}
-
-    todo, batches = [], []
-    for b in plan.batches:
-        if b.dataset in skip:
-            continue
-        # a dataset not prepared yet: every shard of it
-        new = plan.incomplete_shards(b, shas[b.dataset]) if b.dataset in shas else list(b.shards)
-        if new or not Path(plan.receipt(b.name)).is_file():
-            batches.append(b)
-            todo += new
+    skip = skipped_datasets(plan)
+    batches = [b for b in plan.batches if b.dataset not in skip]
+    todo = [s for b in batches for s in b.shards]
     runs = sum(b - a + 1 for _, a, b in todo)
     kernels = costs.KernelCosts(plan)
     kernel_seconds = sum((b - a + 1) * kernels.lookup(c)[0] for c, a, b in todo)
@@ -135,19 +172,20 @@ def estimate(plan) -> dict:
                for c, a, b in todo)
     touched = {c for c, _, _ in todo}
     sources = {k: sum(kernels.lookup(c)[1] == k for c in touched) for k in costs.SOURCES}
-    files = 3 * len(todo) + 2 * len(batches) + SUMMARY_FILES * len(touched)
-    if todo:
-        files += FIGURE_FILES * len(plan.figures) + FINAL_FILES
-    cells = [c for c in plan.cell_shards if dataset_of(c) not in skip]
+    made = entries_to_write(plan, touched, skip)
+    cluster = plan.config.get("batch_minutes") is not None
+    files = (SHARD_FILES * len(todo) + (BATCH_FILES + SPEC_FILES * cluster) * len(batches)
+             + SUMMARY_FILES * made["summaries"] + FIGURE_FILES * made["figures"]
+             + LEADERBOARD_FILES * made["leaderboards"] + sum(FINAL_FILES[k] for k in made["final"]) + RUN_FILES)
+    cells = [c for c in plan.cell_shards if split_key(c)[0] not in skip]
     limit = plan.config.get("partition_minutes")
     return {"cells": len(cells), "shards": sum(len(plan.cell_shards[c]) for c in cells),
-            "new_shards": len(todo), "new_runs": runs, "batches": len(batches),
-            "cluster": plan.config.get("batch_minutes") is not None,
+            "new_shards": len(todo), "new_runs": runs, "batches": len(batches), "cluster": cluster,
             "estimated_minutes": [b.seconds / 60 for b in batches],
             "requested_minutes": [b.minutes(1, limit) for b in batches],
             "cpu_hours": (kernel_seconds + rest_seconds) / 3600, "kernel_cpu_seconds": kernel_seconds,
-            "rest_cpu_seconds": rest_seconds,
-            "kernel_sources": sources, "files": files, "bytes": data}
+            "rest_cpu_seconds": rest_seconds, "kernel_sources": sources,
+            "summaries": made["summaries"], "figures": made["figures"], "files": files, "bytes": data}
 
 
 def report(numbers: dict, partition_minutes=None) -> str:
@@ -159,8 +197,8 @@ def report(numbers: dict, partition_minutes=None) -> str:
         lines.append(f"{what}: 0 (every shard exists; summaries, figures, claims and the report run on this host)")
     else:
         est, req = n["estimated_minutes"], n["requested_minutes"]
-        lines.append(f"{what}: {n['batches']} (one per batch of shards; downloads, preparation, summaries, "
-                     "figures, claims and the report run on this host)")
+        lines.append(f"{what}: {n['batches']} (one per batch of missing shards; downloads, preparation, "
+                     "summaries, figures, claims and the report run on this host)")
         if n["cluster"]:
             lines.append(
                 f"estimated length per submission (sizing, by the kernels' ns/step): min {min(est):.1f}, median "
@@ -174,14 +212,14 @@ def report(numbers: dict, partition_minutes=None) -> str:
         lines.append(f"kernel costs of the {sum(src.values()):,} cells: {src['measured']:,} measured in this results "
                      f"folder, {src['reference']:,} from the reference machine's table, {src['ns_per_step']:,} "
                      "from the kernels' ns/step")
+    if "summaries" in n:
+        lines.append(f"summaries to make: {n['summaries']:,}; figures: {n['figures']:,}")
     lines.append(f"writes: about {n['files']:,} files, {n['bytes'] / 1e6:,.0f} MB of shards")
     return "\n".join(lines)
 
 
 def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
     """``banditrepro estimate``: plan as the workflow does, in the project folder."""
-    import os
-
     from banditrepro.workflow.plan import build_plan
 
     if project_info.root is None:

@@ -111,7 +111,7 @@ def name_plan(plan) -> None:
     """Every name of ``plan`` (``plan.names``, ``plan.cell_names``), from its config, catalog and figures."""
     from banditrepro import leaderboard
     from banditrepro.workflow import software
-    from banditrepro.workflow.plan import split_key
+    from banditrepro.workflow.cells import split_key
 
     cfg, cat, n = plan.config, plan.catalog, plan.names
     used = {split_key(c)[0] for c in plan.cell_runs} | {p.dataset for f in plan.figures for p in f.panels}

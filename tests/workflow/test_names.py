@@ -1,0 +1,372 @@
+"""The name of every stored result (banditrepro/workflow/names.py, docs/decisions.md#content-addressing): each
+part a name covers changes it, and nothing else does. A name that missed a part would show a result made from
+other inputs as current; a name that covered too much would recompute what is already there. Unit tests of
+the keys, then the plan's names of the test config (build_plan, in a tmp folder: nothing is computed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from banditrepro import ReproError, shardformat
+from banditrepro.datasets.catalog import Catalog
+from banditrepro.workflow import digests, names
+from banditrepro.workflow.cells import kernel_name, kernel_of
+from banditrepro.workflow.plan import build_plan, cell_key
+from tests.workflow.common import ROOT, TEST_CONFIG, edit_function
+
+
+def _config(**extra):
+    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it)."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
+    cfg.update(extra)
+    return cfg
+
+
+def _plan(**extra):
+    return build_plan(_config(**extra), ROOT)
+
+
+def _changed(a, b) -> dict:
+    """What is named differently in plan ``b`` than in plan ``a``: the cells, and each table of Names."""
+    out = {"cells": {c for c in a.cell_names.keys() | b.cell_names.keys()
+                     if a.cell_names.get(c) != b.cell_names.get(c)}}
+    for table in ("data", "summary", "figure", "leaderboard"):
+        x, y = getattr(a.names, table), getattr(b.names, table)
+        out[table] = {k for k in x.keys() | y.keys() if x.get(k) != y.get(k)}
+    for single in ("claims", "runtime", "report", "software"):
+        out[single] = getattr(a.names, single) != getattr(b.names, single)
+    return out
+
+
+def _drawing(plan, cells) -> set:
+    """The figures (paper, id) that draw any of ``cells`` (cell keys)."""
+    return {(f.paper, f.id) for f in plan.figures
+            if any(cell_key(p.dataset, p.horizon, a.id) in cells for p in f.panels for a in p.algorithms)}
+
+
+def _summaries(cells) -> set:
+    from banditrepro.workflow.cells import split_key
+
+    return {split_key(c) for c in cells}
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """A tmp working folder: results/test and data/ of the plans are relative to it (and empty)."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+# --- the keys ------------------------------------------------------------------------------------------------
+
+
+def test_a_key_is_a_short_digest_of_its_parts_whatever_the_order_of_a_mappings_keys():
+    k = names.key("cell", {"a": 1, "b": [1, 2]}, 3)
+    assert len(k) == names.KEY_CHARS and int(k, 16) >= 0
+    assert names.key("cell", {"b": [1, 2], "a": 1}, 3) == k
+    assert names.key("cell", {"a": 1, "b": [2, 1]}, 3) != k
+    assert names.key("cell", {"a": 1, "b": [1, 2]}, "3") != k  # a string is not a number
+    assert names.key("summary", {"a": 1, "b": [1, 2]}, 3) != k  # each kind its own names
+
+
+CELL = dict(algo="rucb+alpha=0.51", code="c" * 16, data="d" * 16, horizon=1000, base_seed=7)
+
+
+@pytest.mark.parametrize("part, other", [
+    ("algo", "rucb+alpha=0.6"),  # another parameter value
+    ("algo", "rucb"),  # the defaults
+    ("algo", "rmed1"),
+    ("code", "e" * 16),
+    ("data", "e" * 16),
+    ("horizon", 2000),
+    ("base_seed", 8),
+])
+def test_every_argument_of_a_cell_key_changes_it(part, other):
+    assert names.cell_key(**CELL) == names.cell_key(**CELL)
+    assert names.cell_key(**{**CELL, part: other}) != names.cell_key(**CELL)
+
+
+def test_the_shard_format_and_every_part_of_the_numerics_stack_change_a_cell_key(monkeypatch):
+    base = names.cell_key(**CELL)
+    with monkeypatch.context() as m:
+        m.setattr(shardformat, "SHARD_FORMAT", shardformat.SHARD_FORMAT + 1)
+        assert names.cell_key(**CELL) != base
+    assert names.cell_key(**CELL) == base
+    stack = names.numerics_stack()
+    for part in ("numpy", "numba", "python"):
+        with monkeypatch.context() as m:
+            m.setattr(names, "numerics_stack", lambda part=part: {**stack, part: "0.0"})
+            assert names.cell_key(**CELL) != base, part
+    assert names.cell_key(**CELL) == base
+
+
+def test_the_numerics_stack_is_the_installed_numpy_numba_and_python_minor_version():
+    import platform
+    from importlib import metadata
+
+    assert names.numerics_stack() == {"numpy": metadata.version("numpy"), "numba": metadata.version("numba"),
+                                      "python": ".".join(platform.python_version_tuple()[:2])}
+
+
+def test_a_summary_key_covers_its_cell_key_runs_and_code():
+    base = names.summary_key("a" * 16, 20, "s" * 16)
+    assert names.summary_key("a" * 16, 20, "s" * 16) == base
+    assert names.summary_key("b" * 16, 20, "s" * 16) != base
+    assert names.summary_key("a" * 16, 21, "s" * 16) != base
+    assert names.summary_key("a" * 16, 20, "t" * 16) != base
+
+
+# --- data keys -------------------------------------------------------------------------------------------------
+
+
+def _catalog(root: Path, edit=None) -> Catalog:
+    """A catalog of a raw-source dataset, a Bernoulli one, a user matrix file with a fallback and a stand-in
+    (no file: its fallback is prepared instead); ``edit(sources, datasets)`` changes it first."""
+    sources = {"raw/a.txt": {"url": "https://example.org/a.txt", "sha256": "1" * 64},
+               "raw/b.txt": {"url": "https://example.org/b.txt", "sha256": "2" * 64}}
+    datasets = {"from-raw": {"derivation": "matrix_text", "source": "raw/a.txt"},
+                "arms": {"derivation": "bernoulli", "means": [0.9, 0.1]},
+                "user": {"derivation": "matrix_file", "path": "m.txt", "fallback": "arms"},
+                "standin": {"derivation": "matrix_file", "path": None, "fallback": "arms"}}
+    if edit:
+        edit(sources, datasets)
+    return Catalog(sources, datasets, root=root)
+
+
+def _data_keys(catalog) -> dict:
+    return {d: names.data_key(catalog, d) for d in catalog.datasets}
+
+
+@pytest.mark.parametrize("edit, renamed", [
+    (lambda s, d: d["from-raw"].update(skiprows=1), {"from-raw"}),  # its catalog entry
+    (lambda s, d: s["raw/a.txt"].update(sha256="3" * 64), {"from-raw"}),  # its raw source's sha256
+    (lambda s, d: s["raw/b.txt"].update(sha256="3" * 64), set()),  # a source nothing derives from
+    (lambda s, d: d["from-raw"].update(source="raw/b.txt"), {"from-raw"}),  # another source
+    # the fallback's entry: the fallback and the stand-in that prepares from it, not the user's own file
+    (lambda s, d: d["arms"].update(means=[0.8, 0.1]), {"arms", "standin"}),
+    (lambda s, d: d["standin"].update(fallback="from-raw"), {"standin"}),
+    (lambda s, d: d["user"].update(path="other.txt"), {"user"}),  # another file (absent: "absent" bytes)
+])
+def test_a_data_key_changes_with_its_entry_its_sources_and_its_fallbacks_key(tmp_path, edit, renamed):
+    (tmp_path / "m.txt").write_text("0.5 0.6\n0.4 0.5\n")
+    before = _data_keys(_catalog(tmp_path))
+    after = _data_keys(_catalog(tmp_path, edit))
+    assert {d for d in before if before[d] != after[d]} == renamed
+
+
+def test_a_user_matrix_file_is_named_by_its_bytes_not_its_age(tmp_path):
+    m = tmp_path / "m.txt"
+    m.write_text("0.5 0.6\n0.4 0.5\n")
+    cat = _catalog(tmp_path)
+    before = _data_keys(cat)
+    os.utime(m, (1_000_000_000, 1_000_000_000))  # touched, or copied without its mtime: the same name
+    assert _data_keys(cat) == before
+    m.write_text("0.5 0.7\n0.3 0.5\n")
+    after = _data_keys(cat)
+    assert {d for d in before if before[d] != after[d]} == {"user"}
+    m.unlink()  # a missing file has a name too (its preparation fails, naming it)
+    gone = _data_keys(cat)
+    assert gone["user"] not in (before["user"], after["user"]) and {d: gone[d] for d in gone if d != "user"} == \
+        {d: before[d] for d in before if d != "user"}
+
+
+def test_the_preparation_code_renames_every_dataset(tmp_path, monkeypatch):
+    (tmp_path / "m.txt").write_text("1\n")
+    before = _data_keys(_catalog(tmp_path))
+    monkeypatch.setattr(names, "prepare_code", lambda: "0" * 16)
+    after = _data_keys(_catalog(tmp_path))
+    assert all(before[d] != after[d] for d in before)
+
+
+@pytest.mark.parametrize("module, function", [
+    ("banditrepro.datasets.derive", "sushi_matrix"),  # a derivation (a NO_NUMBERS module of the cells' digest)
+    ("banditrepro.datasets.catalog", "load_catalog"),
+    ("banditrepro.instances", None),
+])
+def test_the_preparation_code_covers_the_derivations_the_catalog_and_the_instance_checks(tmp_path, module,
+                                                                                          function):
+    copy = tmp_path / "banditrepro"
+    shutil.copytree(digests.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert digests.source_digest(names.PREPARE_CODE, copy) == names.prepare_code()
+    path = digests.module_file(module, copy)
+    if function:
+        edit_function(path, function)
+    else:
+        path.write_text(path.read_text() + "\nEDITED_BY_A_TEST = 1\n")
+    assert digests.source_digest(names.PREPARE_CODE, copy) != names.prepare_code()
+
+
+def test_a_dataset_that_is_its_own_fallback_is_refused_in_one_line(tmp_path):
+    cat = _catalog(tmp_path, lambda s, d: d["arms"].update(derivation="matrix_file", fallback="standin"))
+    with pytest.raises(ReproError, match="its own fallback"):
+        names.data_key(cat, "standin")
+
+
+# --- the plan's names ------------------------------------------------------------------------------------------
+
+
+def test_every_cell_of_a_plan_has_its_own_key_and_folder(here):
+    plan = _plan()
+    assert len(set(plan.cell_names.values())) == len(plan.cell_runs)  # parameter sets and horizons apart
+    assert all(plan.cell_folder(c).endswith(f"/{c}/{k}") for c, k in plan.cell_names.items())
+    # every dataset drawn is named, with its fallback (yelp prepares from sushi16 unless a file is given)
+    assert {c.split("/")[0] for c in plan.cell_runs} <= set(plan.names.data) and "sushi16" in plan.names.data
+
+
+def test_runs_change_the_summary_key_not_the_cell_key(here):
+    two, three = _plan(runs=2, max_runs=3), _plan(runs=3, max_runs=3)
+    grown = {c for c in two.cell_runs if two.cell_runs[c] != three.cell_runs[c]}
+    assert grown and len(grown) < len(two.cell_runs)  # some cells ask 3 runs already (a figure's runs: 3)
+    change = _changed(two, three)
+    assert change["cells"] == set() and change["data"] == set()
+    assert change["summary"] == _summaries(grown)
+    assert change["figure"] == _drawing(two, grown) and change["claims"] and change["report"]
+
+
+def test_shard_sizes_and_the_results_folder_change_no_name(here):
+    auto = _plan()
+    one = _plan(runs_per_shard=1)
+    assert one.cell_shards != auto.cell_shards  # other shards hold the same runs, under the same names
+    for other in (one, _plan(batch_minutes=20)):
+        assert other.cell_names == auto.cell_names and other.names == auto.names
+    # another folder: the same shards, summaries and figures (the run-time table's and the report's keys cover
+    # the summaries' paths, which are inside the folder like the store entries they name)
+    c = _changed(auto, _plan(results_dir="results/elsewhere"))
+    assert c["cells"] == c["data"] == c["summary"] == c["figure"] == set() and not c["claims"]
+
+
+@pytest.mark.parametrize("change", ["base_seed", "shard_format", "numerics_stack"])
+def test_the_seed_the_shard_format_and_the_stack_rename_every_cell_and_no_dataset(here, monkeypatch, change):
+    before = _plan()
+    if change == "base_seed":
+        after = _plan(base_seed=8)
+    else:
+        if change == "shard_format":
+            monkeypatch.setattr(shardformat, "SHARD_FORMAT", shardformat.SHARD_FORMAT + 1)
+        else:  # an upgrade of numpy (its Generator streams may change in a feature release)
+            stack = names.numerics_stack()
+            monkeypatch.setattr(names, "numerics_stack", lambda: {**stack, "numpy": "99.0.0"})
+        after = _plan()
+    c = _changed(before, after)
+    assert c["cells"] == set(before.cell_runs) and c["summary"] == set(before.names.summary)
+    # every figure that draws a cell; those drawn from prepared files alone keep their keys
+    assert c["figure"] == _drawing(before, set(before.cell_runs)) and ("winner-stays", "preference-matrices") \
+        not in c["figure"]
+    assert c["claims"] and c["runtime"] and c["report"] and c["data"] == set() and not c["software"]
+
+
+def test_a_kernels_code_renames_exactly_its_cells_their_summaries_and_the_figures_drawing_them(here, monkeypatch):
+    before = _plan()
+    real = digests.cell_code
+    monkeypatch.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, root) + (
+        "-edited" if kernel_name(algo) == "rmed2" else ""))
+    after = _plan()
+    edited = {c for c in before.cell_runs if kernel_of(c) == "rmed2"}
+    c = _changed(before, after)
+    assert edited and c["cells"] == edited and c["summary"] == _summaries(edited)
+    assert c["figure"] == _drawing(before, edited) and 0 < len(c["figure"]) < len(before.figures)
+    assert c["claims"] and c["report"] and c["runtime"] and c["data"] == set() and not c["software"]
+
+
+def _catalog_copy(folder: Path, edit) -> str:
+    doc = yaml.safe_load((ROOT / "config/datasets.yaml").read_text())
+    edit(doc)
+    path = folder / "datasets.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_a_catalog_edit_renames_exactly_the_datasets_deriving_from_it_and_their_cells(here):
+    before = _plan(catalog=_catalog_copy(here, lambda doc: None))
+    assert before.names.data == _plan().names.data  # the copy, unedited: the same names
+
+    def sushi_source(doc):  # a new checksum of the sushi win counts: sushi16 and yelp, its stand-in
+        doc["sources"]["sushi/sushi3b_pairwise_wins.txt"]["sha256"] = "0" * 64
+
+    after = _plan(catalog=_catalog_copy(here, sushi_source))
+    c = _changed(before, after)
+    assert c["data"] == {"sushi16", "yelp"}
+    cells = {k for k in before.cell_runs if k.split("/")[0] in {"sushi16", "yelp"}}
+    assert c["cells"] == cells and c["summary"] == _summaries(cells)
+    # a figure names its prepared files too: the preference matrices, drawn from them alone, follow
+    drawn = {(f.paper, f.id) for f in before.figures if {p.dataset for p in f.panels} & {"sushi16", "yelp"}}
+    assert drawn > _drawing(before, cells) and ("winner-stays", "preference-matrices") in drawn
+    assert c["figure"] == drawn and c["claims"] and c["report"]
+
+
+def test_a_user_matrix_file_names_its_dataset_by_its_bytes_and_ends_the_fallback(here):
+    matrix = here / "yelp.txt"
+    matrix.write_text("0.5 0.6\n0.4 0.5\n")
+
+    def given(doc):
+        doc["datasets"]["yelp"]["path"] = str(matrix)
+
+    standin = _plan()
+    mine = _plan(catalog=_catalog_copy(here, given))
+    yelp = {k for k in standin.cell_runs if k.startswith("yelp/")}
+    assert yelp and _changed(standin, mine)["cells"] == yelp and _changed(standin, mine)["data"] == {"yelp"}
+    matrix.write_text("0.5 0.7\n0.3 0.5\n")  # the user's file edited
+    edited = _plan(catalog=_catalog_copy(here, given))
+    assert _changed(mine, edited)["cells"] == yelp and _changed(mine, edited)["data"] == {"yelp"}
+
+    def given_and_sushi(doc):
+        given(doc)
+        doc["sources"]["sushi/sushi3b_pairwise_wins.txt"]["sha256"] = "0" * 64
+
+    # with its own file, yelp no longer derives from sushi16: a sushi16 change leaves it as it was
+    assert _changed(edited, _plan(catalog=_catalog_copy(here, given_and_sushi)))["data"] == {"sushi16"}
+
+
+def test_a_figure_key_follows_its_manifest_entry_not_the_other_figures(here):
+    manifest = here / "figures"
+    shutil.copytree(ROOT / "config/figures", manifest)
+    before = _plan(manifest=str(manifest))
+    c2b = manifest / "c2b.yaml"
+    doc = yaml.safe_load(c2b.read_text())
+    doc["c2b"]["figures"]["fig2"]["title"] += " (retitled)"
+    c2b.write_text(yaml.safe_dump(doc, allow_unicode=True))
+    after = _plan(manifest=str(manifest))
+    c = _changed(before, after)
+    assert c["figure"] == {("c2b", "fig2")} and c["claims"] and c["report"]
+    assert c["cells"] == set() and c["summary"] == set() and c["data"] == set() and not c["runtime"]
+
+
+def test_an_optional_datasets_probe_renames_only_the_figures_drawing_it(here):
+    before = _plan()
+    status = Path(before.layout.status_file("yahoo30"))
+    status.parent.mkdir(parents=True)
+    status.write_text(json.dumps({"available": False}))
+    after = _plan()
+    c = _changed(before, after)
+    yahoo = {(f.paper, f.id) for f in before.figures if any(p.dataset == "yahoo30" for p in f.panels)}
+    assert yahoo and c["figure"] == yahoo and c["claims"] and c["report"]
+    assert c["cells"] == set() and c["summary"] == set() and c["data"] == set()
+    status.write_text(json.dumps({"available": True}))
+    assert _changed(after, _plan())["figure"] == yahoo
+
+
+def test_the_same_config_twice_gives_the_same_names_and_leaderboards_follow_the_figures(here):
+    a, b = _plan(), _plan()
+    assert _changed(a, b) == {"cells": set(), "data": set(), "summary": set(), "figure": set(),
+                              "leaderboard": set(), "claims": False, "runtime": False, "report": False,
+                              "software": False}
+    manifest = here / "figures"
+    shutil.copytree(ROOT / "config/figures", manifest)
+    joined = _plan(manifest=str(manifest), challengers=["uniform-pairs"])
+    assert set(joined.names.leaderboard) == {"c2b", "winner-stays"}  # the papers the challenger joins
+    # a figure of another paper retitled: only its key among the figures, and every leaderboard (each reads the
+    # claims of every figure), the claims and the report
+    doc = yaml.safe_load((manifest / "dp-ts-ucb.yaml").read_text())
+    fig_id = next(iter(doc["dp-ts-ucb"]["figures"]))
+    doc["dp-ts-ucb"]["figures"][fig_id]["title"] += " (retitled)"
+    (manifest / "dp-ts-ucb.yaml").write_text(yaml.safe_dump(doc, allow_unicode=True))
+    c = _changed(joined, _plan(manifest=str(manifest), challengers=["uniform-pairs"]))
+    assert c["figure"] == {("dp-ts-ucb", fig_id)} and c["leaderboard"] == {"c2b", "winner-stays"}
+    assert c["claims"] and c["report"] and c["cells"] == set() and c["summary"] == set()
