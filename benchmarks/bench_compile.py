@@ -35,7 +35,7 @@ _COMPILE = r"""
 import collections, json, sys, time
 from pathlib import Path
 from numba.core import event
-from banditrepro import warmup
+from banditrepro.workflow import warmup
 from banditrepro.workflow.estimate import load_config
 from banditrepro.workflow.plan import build_plan
 

@@ -12,7 +12,7 @@ numba asks for it through its public ``NUMBA_CACHE_LOCATOR_CLASSES`` setting, wh
 module expects, one warning is printed and numba's own locators are used: the cost is a recompile, never a
 failure.
 
-``kernel_lock`` keeps a job and a warm-up process (``banditrepro.warmup``) from compiling one module at once;
+``kernel_lock`` keeps a job and a warm-up process (``banditrepro.workflow.warmup``) from compiling one module at once;
 its wait is bounded and ends on a stop request, so it can never hang a run.
 """
 

@@ -1,4 +1,4 @@
-"""The first run's kernel warm-up (banditrepro.warmup, docs/decisions.md#kernel-cache): what it compiles is what a
+"""The first run's kernel warm-up (banditrepro.workflow.warmup, docs/decisions.md#kernel-cache): what it compiles is what a
 job on a prepared instance loads (no second compile), a job and a warm-up never compile one module at once,
 and a warm cache, a cluster run or a single core launch nothing."""
 
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from banditrepro import warmup
+from banditrepro.workflow import warmup
 from banditrepro.kernel_cache import kernel_lock
 from banditrepro.workflow import stop
 
@@ -47,7 +47,7 @@ def test_warm_up_compiles_what_a_job_loads(tmp_path, monkeypatch):
     env = env_with_cache(cache)
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     assert warmup.uncached(["rucb", "rmed1"]) == ["rucb", "rmed1"]
-    out = subprocess.run([sys.executable, "-m", "banditrepro.warmup", "rucb"], env=env, check=True,
+    out = subprocess.run([sys.executable, "-m", "banditrepro.workflow.warmup", "rucb"], env=env, check=True,
                          capture_output=True, text=True).stdout
     assert out.startswith("rucb: ready in ")
     assert warmup.uncached(["rucb", "rmed1"]) == ["rmed1"]

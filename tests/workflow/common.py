@@ -30,9 +30,19 @@ def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None, runner=None):
 
 
 def job_counts(out: str) -> dict[str, int]:
-    """The job-stats table of a dry run: rule -> count."""
-    return {ln.split()[0]: int(ln.split()[1]) for ln in out.splitlines()
-            if len(ln.split()) == 2 and ln.split()[1].isdigit()}
+    """The job-stats table of a run or a dry run: rule -> count, and "total" (only the table's rows: a job's
+    block, `--quiet host`, has two-word lines too, such as "jobid: 0")."""
+    counts, inside = {}, False
+    for ln in out.splitlines():
+        words = ln.split()
+        if words == ["job", "count"]:
+            inside = True
+        elif inside and len(words) == 2 and words[1].isdigit():
+            counts[words[0]] = int(words[1])
+            inside = words[0] != "total"
+        elif inside and words and not set(ln.strip()) <= set("- "):
+            inside = False
+    return counts
 
 
 def error_lines(r) -> list[str]:

@@ -13,7 +13,7 @@ SRC = str(Path(workflow.basedir) / "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-from banditrepro import ReproError, warmup
+from banditrepro import ReproError
 from banditrepro.workflow import (
     batches,
     digests,
@@ -21,6 +21,7 @@ from banditrepro.workflow import (
     jobs,
     software,
     stop,
+    warmup,
 )
 from banditrepro.workflow.config import fail
 from banditrepro.workflow.plan import build_plan

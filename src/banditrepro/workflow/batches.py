@@ -134,9 +134,22 @@ def read_spec(path, name: str, missing_ok: bool = False) -> Batch | None:
     except (OSError, ValueError) as exc:
         raise ReproError(f"batch {name}: its spec {path} cannot be read ({exc}): delete it and run snakemake "
                          "again") from None
-    if batch_name(d.get("dataset", ""), d.get("paths", [])) != name:
+    shards = tuple((c, int(a), int(b)) for c, a, b in d.get("shards", []))
+    # the name covers the paths, the node computes the shards: both must be the batch's
+    if batch_name(d.get("dataset", ""), d.get("paths", [])) != name or not _paths_of(d.get("paths", []), shards):
         raise ReproError(f"batch {name}: its spec {path} describes other shards: delete it and run snakemake again")
-    return Batch(name, d["dataset"], tuple((c, int(a), int(b)) for c, a, b in d["shards"]), float(d["seconds"]))
+    return Batch(name, d["dataset"], shards, float(d["seconds"]))
+
+
+def _paths_of(paths, shards) -> bool:
+    """Whether ``paths`` are the paths of ``shards``, one each (``.../<cell>/<cell key>/runs<a>-<b>.npz``)."""
+    if len(paths) != len(shards):
+        return False
+    for p, (cell, first, last) in zip(paths, shards):
+        folder, _, file = str(p).rpartition("/")
+        if file != f"runs{first}-{last}.npz" or not f"/{folder.rpartition('/')[0]}".endswith(f"/{cell}"):
+            return False
+    return True
 
 
 def io_failure(exc: OSError, what) -> ReproError | None:

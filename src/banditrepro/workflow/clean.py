@@ -273,7 +273,7 @@ def current_shards(plan, algo: str | None) -> Recompute:
 def remove_recompute(todo: Recompute) -> None:
     """The figures' entries first, the shards last: an interrupted removal leaves figures to redraw or a
     summary without its shards, which the same command then lists and removes (current_shards)."""
-    for path in [*todo.figures, *todo.summaries, *todo.shards]:
+    for path in [*todo.figures, *todo.summaries, *todo.ends, *todo.shards]:
         Path(path).unlink(missing_ok=True)
     for folder in sorted({os.path.dirname(f) for f in todo.figures}):
         try:

@@ -3,7 +3,7 @@
 A first run compiles every kernel it uses (about 30 CPU-s). Compiled in the jobs' threads, inside the one
 Snakemake process, compilations queue behind each other (numba compiles one function at a time per process)
 and behind the GIL, on about one core. ``start`` (the Snakefile's ``onstart``) launches instead a few
-background processes (``python -m banditrepro.warmup``) that compile the kernels of the config's algorithms
+background processes (``python -m banditrepro.workflow.warmup``) that compile the kernels of the config's algorithms
 into the shared cache, side by side with the data jobs.
 
 A job needing a kernel and a warm-up process compiling it must not both compile: each holds the kernel's
@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from banditrepro.workflow.cells import kernel_name
 
 # the warm-up's own instances: a Condorcet matrix and Bernoulli arms, as every prepared dataset is one of these
 _MATRIX = [[0.5, 0.6, 0.7], [0.4, 0.5, 0.6], [0.3, 0.4, 0.5]]
@@ -50,7 +52,7 @@ def preload(algos) -> None:
 
     for algo in dict.fromkeys(algos):
         try:
-            with kernel_lock(algo.split("+")[0]):
+            with kernel_lock(kernel_name(algo)):
                 compile_algorithm(algo)
         except Stopped:
             raise  # not an error of the cell's: the batch ends as on a stop between its shards
@@ -60,7 +62,7 @@ def preload(algos) -> None:
 
 def algorithm_ids(plan) -> list[str]:
     """The algorithm ids of the plan's cells, most runs first (the ones the run needs longest)."""
-    from banditrepro.workflow.plan import split_key
+    from banditrepro.workflow.cells import split_key
 
     runs: dict[str, int] = {}
     for key, n in plan.cell_runs.items():
@@ -79,10 +81,10 @@ def uncached(algos: list[str]) -> list[str]:
     folder = os.environ.get("NUMBA_CACHE_DIR")
     if not folder:
         return []
-    pkg = Path(__file__).parent / "algorithms"
+    pkg = Path(__file__).parents[1] / "algorithms"
     out = []
     for algo in algos:
-        name = algo.split("+")[0]
+        name = kernel_name(algo)
         if name in MODULES and not module_cached(folder, f"banditrepro.algorithms.{MODULES[name]}",
                                                  str(pkg / f"{MODULES[name]}.py")):
             out.append(algo)
@@ -98,7 +100,7 @@ def modules_dealt(algos: list[str], n: int) -> list[list[str]]:
 
     modules: dict[str, list[str]] = {}
     for algo in algos:
-        name = algo.split("+")[0]
+        name = kernel_name(algo)
         modules.setdefault(MODULES.get(name, name), []).append(algo)
     shares: list[list[str]] = [[] for _ in range(n)]
     for k, group in enumerate(modules.values()):
@@ -119,12 +121,12 @@ def start(plan, cores: int, log: str | Path) -> list[subprocess.Popen]:
     log = Path(log)
     log.parent.mkdir(parents=True, exist_ok=True)
     shares = modules_dealt(algos, n)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[1]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parents[2]),
                                                                       os.environ.get("PYTHONPATH")]))}
     procs = []
     with open(log, "w") as out:
         for share in shares:
-            procs.append(subprocess.Popen([sys.executable, "-m", "banditrepro.warmup", *share], env=env,
+            procs.append(subprocess.Popen([sys.executable, "-m", "banditrepro.workflow.warmup", *share], env=env,
                                           stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                                           start_new_session=True))
     import atexit
@@ -158,7 +160,7 @@ def main(argv: list[str]) -> int:
     for algo in argv:
         start = time.process_time()
         try:
-            with kernel_lock(algo.split("+")[0]):
+            with kernel_lock(kernel_name(algo)):
                 compile_algorithm(algo)
         except Exception as exc:  # noqa: BLE001 - the job compiles it then, and reports any error itself
             print(f"{algo}: not compiled ahead ({type(exc).__name__}: {exc})", flush=True)
