@@ -80,10 +80,23 @@ def data_key(catalog, dataset: str, _seen=()) -> str:
 
         raise ReproError(f"dataset {dataset!r} is its own fallback")
     user = catalog.user_file(dataset)
-    user_sha = (file_sha256(user) if user.is_file() else "absent") if user is not None else None
+    user_sha = None if user is None else _user_file_sha(dataset, user)
     return key("data", catalog.dataset(dataset), [catalog.source(s) for s in catalog.raw_inputs(dataset)],
                [data_key(catalog, d, (*_seen, dataset)) for d in catalog.dataset_inputs(dataset)], user_sha,
                prepare_code())
+
+
+def _user_file_sha(dataset: str, path: Path) -> str:
+    """A user matrix file's sha256; "absent" if it does not exist (its preparation then fails naming it). An I/O
+    error (ESTALE, EIO on a network file system) stops the parse with one line: a name must not be guessed."""
+    from banditrepro import ReproError
+
+    try:
+        return file_sha256(path)
+    except FileNotFoundError:
+        return "absent"
+    except OSError as exc:
+        raise ReproError(f"dataset {dataset!r}: cannot read {path} ({exc.strerror or exc}); run again") from None
 
 
 def cell_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
