@@ -33,15 +33,24 @@ onstart:
     warmup.on_start(PLAN, workflow)
 
 
+def get_published_targets(wildcards):
+    """Every store entry the run publishes. Their names cover the probes of the optional datasets, so they are
+    asked for once the probes have run (checkpoints; at once when the status files exist)."""
+    for dataset in PLAN.optional_datasets():
+        checkpoints.probe_dataset.get(dataset=dataset)
+    PLAN.rename_outputs()
+    return PLAN.all_targets() + leaderboard.targets(PLAN.figures, STORE)
+
+
 rule all:
     # the last step of every run that is not a dry run (a rule with a body and no output always runs): every
     # store entry of this config published at its fixed path where the bytes differ, whatever
     # --rerun-triggers or Snakemake's records say (banditrepro/workflow/publish.py)
     default_target: True
     input:
-        PLAN.all_targets(),
-        # only with challengers: one leaderboard per paper a challenger joined
-        leaderboard.targets(PLAN.figures, STORE),
+        # the summaries first, so that the simulation starts while a first run's probes run
+        PLAN.runtime_inputs(),
+        get_published_targets,
     log:
         PLAN.log("publish"),
     run:

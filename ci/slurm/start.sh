@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a private single-node SLURM (munged, slurmctld, slurmd) on this machine, for tests/workflow/test_slurm.py.
+# Start a private single-node SLURM (munged, slurmctld, slurmd) on this machine, for tests/workflow/test_slurm_faults.py.
 #
 #   ci/slurm/start.sh STATE_DIR     # then: export SLURM_CONF=STATE_DIR/slurm.conf; ...; ci/slurm/stop.sh STATE_DIR
 #
@@ -9,7 +9,8 @@
 # /etc/slurm/slurm.conf -> STATE_DIR/slurm.conf: the SLURM jobstep executor clears SLURM_CONF before its
 # inner `srun`, so the config must be at the default path. A slurm.conf already there that is not such a
 # link is never touched: the script stops with an error instead.
-# Ports: BANDITREPRO_SLURM_PORT (slurmctld, default 6817) and the next one (slurmd).
+# Ports: BANDITREPRO_SLURM_PORT (slurmctld, default 6817) and the next one (slurmd). Job slots:
+# BANDITREPRO_SLURM_SLOTS (default 16, never fewer than the CPUs): more than the cores, see slurm.conf.in.
 # Exits non-zero, printing the daemons' logs, if the cluster does not come up and run a job.
 set -euo pipefail
 
@@ -71,7 +72,9 @@ read -r CPUS MEM < <(slurmd -C | awk '{for (i = 1; i <= NF; i++) {split($i, kv, 
   if (kv[1] == "CPUs") c = kv[2]; if (kv[1] == "RealMemory") m = kv[2]}} END {print c, m}')
 [ -n "$CPUS" ] && [ -n "$MEM" ] || die "could not read CPUs/RealMemory from 'slurmd -C'"
 MEM=$((MEM * 9 / 10))
-sed -e "s|@STATE@|$STATE|g" -e "s|@CPUS@|$CPUS|g" -e "s|@MEMORY@|$MEM|g" -e "s|@PARTITION@|$PARTITION|g" \
+SLOTS=${BANDITREPRO_SLURM_SLOTS:-16}
+[ "$SLOTS" -ge "$CPUS" ] || SLOTS=$CPUS
+sed -e "s|@STATE@|$STATE|g" -e "s|@SLOTS@|$SLOTS|g" -e "s|@MEMORY@|$MEM|g" -e "s|@PARTITION@|$PARTITION|g" \
   -e "s|@CTLD_PORT@|$CTLD_PORT|g" -e "s|@SLURMD_PORT@|$SLURMD_PORT|g" "$HERE"/slurm.conf.in >"$STATE"/slurm.conf
 export SLURM_CONF="$STATE"/slurm.conf
 
@@ -89,4 +92,4 @@ done
 
 # ---- smoke test: one job through the scheduler
 out=$(timeout 60 srun -N1 -n1 -t 1 --mem 10 hostname 2>&1) || die "srun smoke job failed: $out"
-echo "ci/slurm/start.sh: SLURM up (CPUs=$CPUS RealMemory=$MEM partition=$PARTITION); export SLURM_CONF=$SLURM_CONF"
+echo "ci/slurm/start.sh: SLURM up (CPUs=$CPUS slots=$SLOTS RealMemory=$MEM partition=$PARTITION); export SLURM_CONF=$SLURM_CONF"

@@ -50,6 +50,7 @@ class Names:
     runtime: str = ""
     report: str = ""
     software: str = ""
+    probes: dict = field(default_factory=dict)  # optional dataset -> the probe state the figures' names saw
 
 
 def _missing(what: str, name) -> KeyError:

@@ -216,22 +216,20 @@ print(run_batch(p, batch, p.batch_prepared(name), None))
 """
 
 
-def run_batch_by_hand(work: Path, profile: Path, batch: str) -> str:
+def batch_by_hand(work: Path, profile: Path, batch: str) -> subprocess.Popen:
     """A second writer of ``batch``: its spec computed by hand in ``work`` (outside SLURM and Snakemake, with
-    the workflow's batch body), as a user's second run of it would. Returns its log text."""
-    r = subprocess.run([sys.executable, "-c", _BY_HAND, str(ROOT), str(TEST_CONFIG_FILE), str(profile), batch],
-                       cwd=work, capture_output=True, text=True, timeout=300,
-                       env={k: v for k, v in {**os.environ, "PYTHONPATH": str(ROOT / "src")}.items()
-                            if not k.startswith(("BANDITREPRO_TEST_", "SLURM_"))})
-    assert r.returncode == 0, r.stderr[-3000:]
-    return r.stdout
+    the workflow's batch body), as a user's second run of it would. Its output: the batch's log text."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BANDITREPRO_TEST_", "SLURM_"))}
+    return subprocess.Popen([sys.executable, "-c", _BY_HAND, str(ROOT), str(TEST_CONFIG_FILE), str(profile), batch],
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**env, "PYTHONPATH": str(ROOT / "src")})
 
 
 # --------------------------------------------------------------------------------------------------------
 # The test-only hook: armed shards a job parks at, and the trace of spec reads and shard computations
 
-_SITECUSTOMIZE = '''"""Test-only (tests/workflow/slurm_harness.py, PauseHook): parks a job at an armed shard until the test
-releases it, and traces spec reads and shard computations. Active only with BANDITREPRO_TEST_PAUSES set."""
+_SITECUSTOMIZE = '''"""Test-only (tests/workflow/slurm_harness.py, PauseHook): parks a job at an armed shard until
+the test releases it, and traces spec reads and shard computations. Active only with BANDITREPRO_TEST_PAUSES."""
 import os
 import sys
 

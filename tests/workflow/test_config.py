@@ -87,3 +87,21 @@ def test_unknown_algorithm_in_manifest_is_named(tmp_path):
     assert r.returncode != 0 and "unknown algorithm 'btmx'" in r.stdout + r.stderr
 
 
+def test_the_profiles_cluster_mode_is_merged_unless_the_config_sizes_its_own_batches(tmp_path, monkeypatch):
+    """build_plan(cluster_minutes=...): the SLURM profile's batch size (engine.profile_minutes) becomes the
+    config's batch_minutes when the config sets none (null counts as none); a size the config sets wins, the
+    deprecated job_minutes too."""
+    from banditrepro.workflow.config import apply_cluster_mode
+    from banditrepro.workflow.plan import build_plan
+
+    assert apply_cluster_mode({}, 20) == {"batch_minutes": 20}
+    assert apply_cluster_mode({"batch_minutes": None}, 20) == {"batch_minutes": 20}
+    assert apply_cluster_mode({"batch_minutes": 5}, 20) == {"batch_minutes": 5}
+    assert apply_cluster_mode({"job_minutes": 5}, 20) == {"job_minutes": 5}
+    assert apply_cluster_mode({}, None) == {}
+    monkeypatch.chdir(tmp_path)
+    test = yaml.safe_load((ROOT / ".test/config/config.yaml").read_text())
+    plan = build_plan(dict(test), ROOT, scan=False, cluster_minutes=20)
+    assert plan.cluster and plan.config["batch_minutes"] == 20
+    assert build_plan({**test, "batch_minutes": 7}, ROOT, scan=False, cluster_minutes=20).config["batch_minutes"] == 7
+    assert not build_plan(dict(test), ROOT, scan=False).cluster

@@ -1,15 +1,18 @@
 """Digests computed from import closures (banditrepro.workflow.digests): an edit changes the digests of exactly
-the jobs whose code imports the edited module, however indirectly."""
+the jobs whose code imports the edited module, however indirectly, and so (banditrepro/workflow/names.py) the
+names of exactly their results: plan.cell_names differs only for the cells whose code was edited."""
 
 import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from banditrepro import algorithms
 from banditrepro.workflow import digests
-from tests.workflow.common import edit_function
+from banditrepro.workflow.plan import build_plan, kernel_of
+from tests.workflow.common import ROOT, TEST_CONFIG, edit_function
 
 
 def _write(root: Path, files: dict[str, str]) -> Path:
@@ -59,7 +62,25 @@ def package_copy(tmp_path):
     return src
 
 
-def test_editing_the_shared_randint_reruns_the_cells_that_import_it(package_copy):
+def _cell_names(code_root=None) -> dict:
+    """The test config's cell keys (cell -> key), with the cells' code read from ``code_root`` (an edited copy
+    of the package) instead of the checkout's."""
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
+    if code_root is None:
+        return build_plan(cfg, ROOT, scan=False).cell_names
+    real = digests.cell_code
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, code_root))
+        return build_plan(cfg, ROOT, scan=False).cell_names
+
+
+def _renamed(before: dict, after: dict) -> set:
+    assert before.keys() == after.keys()
+    return {c for c in before if before[c] != after[c]}
+
+
+def test_editing_the_shared_randint_renames_the_cells_that_import_it(package_copy, tmp_path, monkeypatch):
     """CCB, IF, QSA, SCB and Winner Stays import `randint` from another module: their cells' digests change."""
     import banditrepro.algorithms.ccb
 
@@ -73,6 +94,12 @@ def test_editing_the_shared_randint_reruns_the_cells_that_import_it(package_copy
     # exactly the algorithms whose kernel module's closure holds the helper
     # Winner Stays draws its tie-breaks and first pair with randint too (algorithms/winner_stays.py)
     assert changed == {"ccb", "if", "qsa", "scb", "ws-w", "ws-s"}
+    # in the plan: exactly the keys of those algorithms' cells (any parameters, horizon, dataset) change
+    monkeypatch.chdir(tmp_path)
+    before = _cell_names()
+    renamed = _renamed(before, _cell_names(package_copy))
+    assert renamed == {c for c in before if kernel_of(c) in changed}
+    assert {kernel_of(c) for c in renamed} == changed  # the test config runs each of them
 
 
 def test_cell_digest_of_an_unedited_copy_is_the_same(package_copy):
@@ -191,9 +218,11 @@ def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
-def test_registry_data_cli_and_version_edits_reschedule_no_cell(package_copy):
+def test_registry_data_cli_and_version_edits_change_no_cells_code_digest(package_copy):
     """Adding an algorithm, editing the download, preparation or catalog code, the CLI, the figures, the claims
-    or the package version changes no cell's code digest (docs/decisions.md#code-digests)."""
+    or the package version changes no cell's code digest (docs/decisions.md#code-digests). The preparation
+    code names the prepared data instead (names.PREPARE_CODE, tests/workflow/test_names.py), and through the
+    data key every cell drawn from it."""
     names = algorithms.names()
     before = {n: digests.cell_code(n) for n in names}
     builtin = package_copy / "algorithms" / "builtin.py"
@@ -206,15 +235,21 @@ def test_registry_data_cli_and_version_edits_reschedule_no_cell(package_copy):
     assert {n: digests.cell_code(n, package_copy) for n in names} == before
 
 
-def test_a_docstring_edit_reschedules_nothing_a_kernel_edit_only_its_algorithm(package_copy):
+def test_a_docstring_edit_renames_nothing_a_kernel_edit_only_its_algorithms_cells(package_copy, tmp_path,
+                                                                                  monkeypatch):
     names = algorithms.names()
     before = {n: digests.cell_code(n) for n in names}
     rucb = package_copy / "algorithms" / "rucb.py"
     rucb.write_text(rucb.read_text().replace('"""', '"""A docstring edit. ', 1) + "\n# a comment\n")
     assert {n: digests.cell_code(n, package_copy) for n in names} == before
+    monkeypatch.chdir(tmp_path)
+    keys = _cell_names()
+    assert _cell_names(package_copy) == keys  # no cell renamed
     edit_function(rucb, "run")
     digests.cell_code.cache_clear()  # the same root, edited: forget the digests computed before the edit
     assert {n for n in names if digests.cell_code(n, package_copy) != before[n]} == {"rucb"}
+    renamed = _renamed(keys, _cell_names(package_copy))
+    assert renamed == {c for c in keys if kernel_of(c) == "rucb"} and len({c.split("/")[0] for c in renamed}) > 1
 
 
 def test_the_cell_closure_holds_what_runs_and_no_registry_or_io_module():
@@ -224,7 +259,8 @@ def test_the_cell_closure_holds_what_runs_and_no_registry_or_io_module():
     assert not set(mods) & {*digests.NO_NUMBERS, "banditrepro.datasets.catalog", "banditrepro.cli"}
 
 
-def test_a_new_function_in_the_data_code_or_a_new_algorithm_reruns_no_summary_figure_claim_or_report(package_copy):
+def test_a_new_function_in_the_data_code_or_a_new_algorithm_changes_no_summary_figure_claim_or_report_code(
+        package_copy):
     kinds = ["curves", "dp-delta-epsilon", "ws-matrices"]
     before = [digests.summary_code(), digests.report_code(), digests.claims_code(),
               *(digests.figure_code(k) for k in kinds)]

@@ -236,6 +236,17 @@ def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
     assert (tmp_path / "claims.csv").read_text() == (project / TEST_RESULTS / "claims.csv").read_text()
 
 
+def _numbers(summary: Path) -> dict:
+    """A summary's arrays but the kernels' wall seconds (measured again when a shard is computed again)."""
+    with np.load(summary) as z:
+        return {k: z[k] for k in z.files if k != "wall_seconds"}
+
+
+def _same_numbers(a: dict, b: dict) -> bool:
+    return sorted(a) == sorted(b) and all(np.array_equal(a[k], b[k], equal_nan=a[k].dtype.kind == "f")
+                                          for k in a)
+
+
 def _figure_entries(plan: dict, cell: str) -> list[Path]:
     """The store folders of the figures drawing ``cell``."""
     return sorted({Path(f["store"][0]).parent for f in plan["figures"].values() if cell in f["drawn"]})
@@ -252,11 +263,13 @@ def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
     plan = plan_of(project, TEST_CONFIG)
     (victim,) = (project / s for s in plan["cells"][cell]["shards"])
     summary = project / plan["cells"][cell]["summary"]
-    summaries = {project / c["summary"]: (project / c["summary"]).read_bytes() for c in plan["cells"].values()
-                 if (project / c["summary"]).exists()}
+    numbers = _numbers(summary)
     kept = {p: m for p, m in mtimes(project / TEST_RESULTS).items()
-            if p.startswith(("cells/", "summaries/")) and results / p not in (victim, summary)}
-    published = {dest: (project / dest).stat().st_mtime_ns for dest in plan["published"]}
+            if p.startswith(("cells/", "summaries/")) and results / p not in (victim, victim.with_suffix(".json"),
+                                                                               summary)}
+    # the run-time table and the report (it shows it) hold the run times measured again: rewritten
+    published = {dest: (project / dest).stat().st_mtime_ns for dest in plan["published"]
+                 if not dest.endswith(("/tables/runtime.csv", "/report.md"))}
     before = computed(project)
     entries = [project / e for e in _figure_entries(plan, cell)]
     assert entries
@@ -273,34 +286,65 @@ def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
     assert computed(project) == before + [str(victim.relative_to(results))]
     after = mtimes(results)
     assert {p: after[p] for p in kept} == kept  # every other shard and summary: not rewritten
-    assert {p: b for p, b in summaries.items()} == {p: p.read_bytes() for p in summaries}
+    assert _same_numbers(_numbers(summary), numbers)
     assert {dest: (project / dest).stat().st_mtime_ns for dest in published} == published
     assert not list((results / "batches").glob("*.done"))  # a batch's end is temporary
     meta = json.loads(victim.with_suffix(".json").read_text())
     assert meta["runs"] == [0, 1] and meta["horizon"] == 2000 and len(meta["prepared_sha256"]) == 64
 
 
-def test_a_shard_deleted_by_hand_is_computed_by_the_next_run(test_run, tmp_path):
-    """A shard gone after its batch finished: the plan sees it missing, so the next run (a dry run first: it
-    shows the same plan) computes that shard alone, in one batch, and the numbers are as before."""
+def test_a_shard_deleted_by_hand_changes_nothing_until_its_summary_is_made_again(test_run, tmp_path):
+    """A shard gone after its summary was made: the summary, and all made from it, are complete under their
+    names, so the next run is `all` alone and publishes the same bytes. A summary asked for again (here
+    forced) needs it: the plan sees it missing, and that shard alone is computed, in one batch."""
     project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     (victim,) = (project / TEST_CELLS / "sushi16/T2000/rucb").glob("*/runs0-*.npz")
-    before = computed(project)
+    (summary,) = (results / "summaries/sushi16/T2000/rucb").glob("*.npz")
+    before, published = computed(project), mtimes(results)
     victim.unlink()
     r = smk("-n", *TEST, cwd=project)
+    assert r.returncode == 0 and only_all(r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
+    r = smk(*TEST, "--cores", "2", cwd=project)
+    assert r.returncode == 0 and only_all(r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
+    assert computed(project) == before and not victim.exists()
+    assert mtimes(results) == {k: v for k, v in published.items() if k != str(victim.relative_to(results))}
+    # its summary forced (a dry run first: it shows the same plan): its batch computes the shard, nothing else
+    force = ["--force", str(summary.relative_to(project))]
+    r = smk("-n", *TEST, *force, cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
-    # its batch and its summary (the figures, claims and report after it run again, under the same names)
-    assert counts["simulate"] == 1 and counts["summarize_cell"] == 1, counts
-    assert not {"prepare_dataset", "fetch_raw", "software_stack"} & set(counts), counts
+    assert counts.get("simulate") == 1 and counts.get("summarize_cell") == 1, counts
+    assert not {"prepare_dataset", "fetch_raw", "figure"} & set(counts), counts
+    r = smk(*TEST, *force, "--cores", "2", cwd=project)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert victim.exists() and computed(project) == before + [str(victim.relative_to(results))]
+    r = smk(*TEST, "--cores", "2", cwd=project)  # the figures after it (same names): the same bytes
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
+    assert computed(project) == before + [str(victim.relative_to(results))]
+
+
+def test_a_summary_deleted_by_hand_is_made_again_before_claims_read_it(test_run, tmp_path):
+    """The claims read summaries beside the figures' tables (claims/context.py): a summary gone, a claim
+    edited, the claims job must not find it missing (it would mark its claims "not run"): the summary is
+    made again first, from the shards there (none computed), with the same bytes."""
+    project = clone(test_run[0], tmp_path / "copy")
+    results = project / TEST_RESULTS
+    (summary,) = (results / "summaries/sushi16/T2000/ws-s").glob("*.npz")
+    original, before = summary.read_bytes(), computed(project)
+    summary.unlink()
+    path = project / "config/figures/winner-stays.yaml"
+    doc = yaml.safe_load(path.read_text())
+    _tweak_tolerance(doc["winner-stays"]["figures"])
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
     r = smk(*TEST, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert victim.exists()
-    assert computed(project) == before + [str(victim.relative_to(results))]
-    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
-    r = smk("-n", *TEST, cwd=project)
-    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
+    assert summary.read_bytes() == original and computed(project) == before
+    old = pd.read_csv(test_run[0] / TEST_RESULTS / "claims.csv")
+    new = pd.read_csv(results / "claims.csv")
+    assert list(new.claim_id) == list(old.claim_id)
+    assert (new.verdict == "not run").sum() == (old.verdict == "not run").sum(), new[new.verdict != old.verdict]
 
 
 def test_a_batch_end_left_behind_does_not_hide_a_shard_deleted_since(test_run, tmp_path):
@@ -313,19 +357,19 @@ def test_a_batch_end_left_behind_does_not_hide_a_shard_deleted_since(test_run, t
     before = computed(project)
     (victim,) = (project / TEST_CELLS / cell).glob("*/runs0-*.npz")
     (summary,) = (results / "summaries" / cell).glob("*.npz")
-    summary_bytes = summary.read_bytes()
+    numbers = _numbers(summary)
     victim.unlink()
     summary.unlink()
     (batch,) = [b for b, shards in plan_of(project, TEST_CONFIG)["batches"].items()
                 if str(victim.relative_to(project)) in shards]
     (results / "batches").mkdir(exist_ok=True)
     (results / "batches" / f"{batch}.done").write_text(f"{batch}\n")
-    r = smk(*TEST, "--cores", "2", cwd=project)
+    # the summary asked for (as after the stop: the figures drawing it not made yet)
+    r = smk(*TEST, "--cores", "2", str(summary.relative_to(project)), cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert "simulate" not in job_counts(r.stdout + r.stderr)
+    assert job_counts(r.stdout + r.stderr) == {"summarize_cell": 1, "total": 1}
     assert computed(project) == before + [str(victim.relative_to(results))]
-    assert summary.read_bytes() == summary_bytes
-    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
+    assert _same_numbers(_numbers(summary), numbers)
 
 
 def test_html_report_has_a_caption_per_figure(test_run, tmp_path):

@@ -1,5 +1,6 @@
-"""The software stack: requirements/lock.txt agrees with pyproject.toml; each run writes <results>/software.json
-(the whole stack, reproducible bytes) and a changed environment writes it again."""
+"""The software stack: requirements/lock.txt agrees with pyproject.toml; each run stores software.json (the
+whole stack, reproducible bytes) under a name of that stack and publishes it at <results>/software.json, so a
+changed environment makes a new one; the stack renames no result that does not depend on it."""
 
 from __future__ import annotations
 
@@ -83,12 +84,34 @@ def test_the_file_is_reproducible_and_holds_no_path(tmp_path):
     assert "snakemake" in (tmp_path / "software.log").read_text()
 
 
-def test_a_changed_environment_changes_the_digest(monkeypatch):
-    before = software.digest()
-    assert software.digest() == before
-    changed = {**software.distributions(), "numpy": "0.0"}
+def _plan_names():
+    """The test config's plan: (cell keys, Names)."""
+    import yaml
+
+    from banditrepro.workflow.plan import build_plan
+
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / ".test/config/config.yaml").read_text()))
+    plan = build_plan(cfg, ROOT, scan=False)
+    return plan.cell_names, plan.names, plan.store.software_json
+
+
+@pytest.mark.parametrize("dist", ["snakemake", "pandas", "numpy", "a-new-distribution"])
+def test_a_changed_environment_renames_software_json_and_nothing_else(tmp_path, monkeypatch, dist):
+    """The full environment names software.json only: it changes no number. (numpy and numba name the shards
+    through names.numerics_stack, read from the installed metadata: tests/workflow/test_names.py.)"""
+    from dataclasses import asdict
+
+    monkeypatch.chdir(tmp_path)
+    cells, names, path = _plan_names()
+    assert _plan_names() == (cells, names, path)
+    changed = {**software.distributions(), dist: "0.0"}
     monkeypatch.setattr(software, "distributions", lambda: changed)
-    assert software.digest() != before
+    cells2, names2, path2 = _plan_names()
+    assert names2.software != names.software and path2 != path and names2.software in path2.split("/")
+    assert cells2 == cells
+    assert {k: v for k, v in asdict(names2).items() if k != "software"} == \
+        {k: v for k, v in asdict(names).items() if k != "software"}
 
 
 @pytest.mark.workflow

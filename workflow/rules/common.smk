@@ -96,7 +96,19 @@ def get_runtime_inputs(wildcards):
 
 
 def get_claims_inputs(wildcards):
-    return [t for fig in PLAN.figures for t in STORE.figure_outputs(fig.paper, fig.id)]
+    """Claims and the report read the figures' tables and, beside them, the summaries and
+    prepared files the figures drew: declared, so that one deleted by hand is made again
+    first, never read as missing (a claim "not run")."""
+    return sorted(
+        {
+            t
+            for fig in PLAN.figures
+            for t in [
+                *STORE.figure_outputs(fig.paper, fig.id),
+                *PLAN.figure_inputs(fig.paper, fig.id, get_dataset_status),
+            ]
+        }
+    )
 
 
 def get_dataset_status(dataset):

@@ -44,8 +44,8 @@ def batch_spec(plan, wildcards, output, log):
 def simulate(plan, wildcards, input, output, log):
     """A batch (rule `simulate`, wildcard ``batch``): its shards whose files do not exist, then its end. A node
     (cluster mode) takes the batch from its spec, the main process from its plan."""
-    from banditrepro.workflow.warmup import preload
     from banditrepro.workflow.batches import read_spec, run_batch
+    from banditrepro.workflow.warmup import preload
 
     name = wildcards.batch
     batch = read_spec(input.spec, name) if "spec" in input.keys() else plan.batch(name)

@@ -122,8 +122,6 @@ def probe_state(path) -> str:
 
 def name_plan(plan) -> None:
     """Every name of ``plan`` (``plan.names``, ``plan.cell_names``), from its config, catalog and figures."""
-    from banditrepro import leaderboard
-    from banditrepro.workflow import software
     from banditrepro.workflow.cells import split_key
 
     cfg, cat, n = plan.config, plan.catalog, plan.names
@@ -139,7 +137,27 @@ def name_plan(plan) -> None:
         dataset, horizon, algo = split_key(cell)
         plan.cell_names[cell] = cell_key(algo, digests.cell_code(algo), n.data[dataset], horizon, cfg["base_seed"])
         n.summary[(dataset, horizon, algo)] = summary_key(plan.cell_names[cell], runs, summary_code)
-    probes = {d: probe_state(plan.layout.status_file(d)) for d in used if cat.is_optional(d)}
+    name_outputs(plan)
+
+
+def probes_of(plan) -> dict:
+    """The probe state (``probe_state``) of every optional dataset a figure draws."""
+    used = {p.dataset for f in plan.figures for p in f.panels}
+    return {d: probe_state(plan.layout.status_file(d)) for d in sorted(used) if plan.catalog.is_optional(d)}
+
+
+def name_outputs(plan) -> None:
+    """The names of the figures and of everything that reads them, from the summaries' names and the probes of
+    the optional datasets (the status files' bytes: a figure's table shows the probe's reason). Called again
+    once a first run's probes have run (the Snakefile's rule ``all``), so a store entry is never named by a
+    probe it did not see."""
+    from banditrepro import leaderboard
+    from banditrepro.workflow import software
+
+    n = plan.names
+    probes = probes_of(plan)
+    n.probes = probes
+    summary_code = digests.summary_code()
     for fig in plan.figures:
         drawn = sorted({(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms})
         datasets = sorted({p.dataset for p in fig.panels})

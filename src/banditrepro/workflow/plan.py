@@ -210,6 +210,15 @@ class Plan:
         return [*self.all_figure_outputs(), st.claims_csv, st.runtime_csv, st.report_md, st.reproduction_md,
                 st.software_json]
 
+    def optional_datasets(self) -> list[str]:
+        """The optional (network) datasets a figure draws: their probes name the figures (names.name_outputs)."""
+        return sorted({p.dataset for f in self.figures for p in f.panels if self.catalog.is_optional(p.dataset)})
+
+    def rename_outputs(self) -> None:
+        """Name the figures and what reads them again if a probe ran since they were named (a first run)."""
+        if names.probes_of(self) != self.names.probes:
+            names.name_outputs(self)
+
     def summary_of(self, dataset: str, horizon, algo: str) -> str:
         return self.layout.summary(dataset, int(horizon), algo)
 
