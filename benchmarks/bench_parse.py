@@ -316,8 +316,8 @@ def main() -> int:
         for what in ("build_plan", "estimate"):
             rows = syn[what]
             ops = syn[f"{what}_ops"]
-            print(f"  {what} in process: " + ", ".join(f"{k.removesuffix('_s')} {s['median']:.2f} s "
-                                                       f"({s['min']:.2f}-{s['max']:.2f})"
+            print(f"  {what} in process: " + ", ".join(f"{k.removesuffix('_s')} {s['median']:.3f} s "
+                                                       f"({s['min']:.3f}-{s['max']:.3f})"
                                                        for k in ("wall_s", "cpu_s") for s in [summary(rows, k)])
                   + f"; file operations {ops['all']:,}: {ops['listdir_cells']} listings of cell folders, "
                   f"{ops['stat_shards']} stats and {ops['open_shards']} opens of shards, "

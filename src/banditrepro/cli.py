@@ -291,10 +291,39 @@ def cmd_algorithms(args) -> int:
     return 0
 
 
+def _workflow_plan(args):
+    """The plan of a workflow run (``--configfile``/``--set`` given): its figures and names, so a results folder the
+    workflow made is read under its names; None for a folder made by hand (flat paths, the manifest options)."""
+    if not (getattr(args, "configfile", None) or getattr(args, "set", None)):
+        return None
+    if getattr(args, "_plan", None) is None:
+        import os
+
+        from banditrepro.workflow.estimate import load_config
+        from banditrepro.workflow.plan import build_plan
+
+        root = args.project_info.root
+        if root is None:
+            raise ReproError(f"no project folder here ({args.project_info.hint()})")
+        config = load_config(root, [Path(f).resolve() for f in args.configfile or ()], args.set or ())
+        here = os.getcwd()
+        os.chdir(root)  # the plan's paths are relative to the project
+        try:
+            plan = build_plan(config, root, scan=False)
+        finally:
+            os.chdir(here)
+        args._plan = plan
+    return args._plan
+
+
 def _figures(args):
-    """The manifest's figures, with the challengers joined as the workflow joins the config's."""
+    """The manifest's figures, with the challengers joined as the workflow joins the config's (or the plan's)."""
     from banditrepro import challengers, papers
     from banditrepro.manifest import load_manifest
+
+    plan = _workflow_plan(args)
+    if plan is not None:
+        return plan.figures
 
     papers.load()  # the papers' figure kinds and claim tests, as build_plan loads them before joining
     figs = load_manifest(args.manifest, papers=args.papers, max_horizon=args.max_horizon)
@@ -316,7 +345,11 @@ def cmd_runtime_table(args) -> int:
 
 
 def _layout(args):
-    """The run's Layout from --results-dir and the data folder that holds --prepared-dir and --status-dir."""
+    """The run's Layout: a workflow run's store (its plan's names, paths under the project), or from --results-dir
+    and the data folder that holds --prepared-dir and --status-dir (a folder made by hand)."""
+    plan = _workflow_plan(args)
+    if plan is not None:
+        return plan.store.under(args.project_info.root)
     data = Path(args.prepared_dir).parent
     layout = Layout(args.results_dir, data_dir=str(data))
     if Path(layout.prepared) != Path(args.prepared_dir) or Path(layout.status) != Path(args.status_dir):
@@ -346,7 +379,9 @@ def cmd_claims(args) -> int:
 def cmd_report(args) -> int:
     from banditrepro.report import build_report
 
-    build_report(_figures(args), Layout(args.results_dir), args.claims, args.runtime, args.out)
+    plan = _workflow_plan(args)
+    layout = plan.store.under(args.project_info.root) if plan is not None else Layout(args.results_dir)
+    build_report(_figures(args), layout, args.claims, args.runtime, args.out)
     return 0
 
 
@@ -431,6 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--results-dir",
                         help="the run's results folder: summaries/ and tables/ are read there (config results_dir; "
                              "default <project>/results)")
+        sp.add_argument("--configfile", action="extend", nargs="+", help="read a workflow run's results under the "
+                        "names its config gives them (as snakemake --configfile; the manifest options then follow "
+                        "the config)")
+        sp.add_argument("--set", nargs="*", metavar="KEY=VALUE", help="as snakemake --config, with --configfile")
 
     s = sub.add_parser("summarize", help="runs of one cell -> summary (mean, se, 95 %% CI)")
     s.add_argument("cells", nargs="+")
@@ -458,7 +497,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_claims)
 
     for name, text in (("estimate", "batches (SLURM jobs), lengths, CPU-hours, files and bytes of a cluster run"),
-                       ("clean", "list (--remove: delete) the shard folders of code the config no longer uses")):
+                       ("clean", "list (--remove: delete) stored results the config does not name")):
         s = sub.add_parser(name, help=text)
         s.add_argument("--configfile", action="extend", nargs="+", help="as snakemake --configfile")
         s.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
