@@ -36,7 +36,7 @@ import collections, json, sys, time
 from pathlib import Path
 from numba.core import event
 from banditrepro.workflow import warmup
-from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.config import load_config
 from banditrepro.workflow.plan import build_plan
 
 # the algorithm ids the warm-up compiles for this config (challengers included), in its order

@@ -214,7 +214,7 @@ def strace_counts(trace: Path, cells_rel: str) -> dict:
 
 def runs_for(n_shards: int) -> tuple[int, object]:
     """The smallest ``runs`` whose default-config plan has at least ``n_shards`` shards (and that plan)."""
-    from banditrepro.workflow.estimate import load_config
+    from banditrepro.workflow.config import load_config
     from banditrepro.workflow.plan import build_plan
 
     def plan(runs):

@@ -46,7 +46,7 @@ def main() -> int:
     ap.add_argument("--config", nargs="+", default=[], metavar="KEY=VALUE", help="as the run's snakemake --config")
     ap.add_argument("--out", type=Path, default=costs.REFERENCE)
     args = ap.parse_args()
-    from banditrepro.workflow.estimate import load_config
+    from banditrepro.workflow.config import load_config
     from banditrepro.workflow.plan import build_plan
 
     results = args.results_dir.resolve()

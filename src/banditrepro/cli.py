@@ -11,14 +11,14 @@ config/datasets.yaml. Paths given on the command line are relative to the curren
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import sys
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.arguments import _HORIZON, _SEED, _integer, _one_line, _output, _Parser, _positive_float
 from banditrepro.layout import DEFAULT_BASE_SEED, Layout
-from banditrepro.limits import MAX_HORIZON, MAX_HORIZON_TEXT, MAX_SEED
+from banditrepro.limits import MAX_HORIZON_TEXT
 from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
 
 DEFAULT_CATALOG = "config/datasets.yaml"
@@ -30,66 +30,6 @@ DEFAULT_MIRROR = "../shared/data"  # relative to the project, like data_mirrors 
 PROJECT_HELP = (f"project folder whose config/, data/ and results/ the default paths refer to (default: "
                 f"${PROJECT_ENV}, else the current directory or its nearest parent holding {PROJECT_MARKER})")
 _DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a file stem, never a path
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (argparse prints the whole usage block first)."""
-
-    def error(self, message):
-        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
-
-
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
-
-
-def _integer(lo: int, hi: int, hi_text: str | None = None):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"must be an integer in [{lo}, {hi_text or hi}], got {text!r}")
-        return value
-
-    return parse
-
-
-def _positive_float(hi: float):
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not 0 < value <= hi:  # also rejects nan
-            raise argparse.ArgumentTypeError(f"must be a number in (0, {hi:g}], got {text!r}")
-        return value
-
-    return parse
-
-
-def _output(*suffixes: str):
-    """An output file path: not an existing folder, its parent not a file, with one of ``suffixes``."""
-
-    def parse(text: str) -> str:
-        path = Path(text)
-        if not text or path.is_dir() or text.endswith(("/", "\\")):
-            raise argparse.ArgumentTypeError(f"expected a file path, got the folder {text!r}")
-        if suffixes and path.suffix not in suffixes:
-            raise argparse.ArgumentTypeError(f"expected a {' or '.join(suffixes)} file, got {text!r}")
-        for parent in path.parents:
-            if parent.exists():
-                if not parent.is_dir():
-                    raise argparse.ArgumentTypeError(f"{str(parent)!r} is not a folder, in {text!r}")
-                break
-        return text
-
-    return parse
-
-
-_SEED = _integer(0, MAX_SEED, "2^63-1")
-_HORIZON = _integer(1, MAX_HORIZON, MAX_HORIZON_TEXT)
 
 
 def _apply_project(args) -> None:
@@ -299,20 +239,13 @@ def _workflow_plan(args):
     if getattr(args, "_plan", None) is None:
         import os
 
-        from banditrepro.workflow.estimate import load_config
-        from banditrepro.workflow.plan import build_plan
+        from banditrepro.workflow.plan import project_plan
 
-        root = args.project_info.root
-        if root is None:
-            raise ReproError(f"no project folder here ({args.project_info.hint()})")
-        config = load_config(root, [Path(f).resolve() for f in args.configfile or ()], args.set or ())
-        here = os.getcwd()
-        os.chdir(root)  # the plan's paths are relative to the project
+        here = os.getcwd()  # the plan is built in the project folder; the output options are relative to here
         try:
-            plan = build_plan(config, root, scan=False)
+            args._plan = project_plan(args.project_info, args.configfile or (), args.set or (), scan=False)
         finally:
             os.chdir(here)
-        args._plan = plan
     return args._plan
 
 

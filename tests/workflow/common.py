@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -86,32 +87,25 @@ def edit_function(path: Path, name: str) -> None:
 
 
 # The plan Snakemake builds for a config, built by the project's own code (its src/, which a test may have
-# edited) in the project folder, as Snakemake merges the config: config/config.yaml, then each --configfile,
-# then --config. Paths are relative to the project folder.
+# edited) in the project folder, from the config Snakemake would build (workflow/config.py load_config: the
+# default profile, config/config.yaml, each --configfile, then --config). Paths are relative to the project.
 _PLAN = """
-import json, sys, yaml
+import json, sys
+from pathlib import Path
 from banditrepro import leaderboard
-from banditrepro.workflow import publish
+from banditrepro.workflow import digests, publish
+from banditrepro.workflow.config import load_config
 from banditrepro.workflow.plan import build_plan, split_key
 
-def merge(a, b):
-    for k, v in b.items():
-        if isinstance(v, dict) and isinstance(a.get(k), dict):
-            merge(a[k], v)
-        else:
-            a[k] = v
-    return a
-
-cfg = yaml.safe_load(open("config/config.yaml"))
-for f in json.loads(sys.argv[1]):
-    merge(cfg, yaml.safe_load(open(f)))
-p = build_plan(merge(cfg, json.loads(sys.argv[2])), ".")
+cfg = load_config(Path.cwd(), [Path(f).resolve() for f in json.loads(sys.argv[1])], json.loads(sys.argv[2]))
+p = build_plan(cfg, ".")
 cells = {c: {"key": p.cell_names[c], "folder": p.cell_folder(c), "summary": p.summary_of(*split_key(c)),
              "shards": [p.shard(c, a, b) for a, b in p.cell_shards[c]],
              "missing": [p.shard(c, a, b) for a, b in p.cell_shards[c] if (c, a, b) in p.missing]}
          for c in p.cell_runs}
 figures = {f.stem: {"drawn": sorted({f"{q.dataset}/T{q.horizon}/{a.id}" for q in f.panels for a in q.algorithms}),
-                    "store": p.figure_outputs(f), "published": p.layout.figure_outputs(f.paper, f.id)}
+                    "store": p.figure_outputs(f), "published": p.layout.figure_outputs(f.paper, f.id),
+                    "key": p.names.figure[(f.paper, f.id)], "code": digests.figure_code(f.kind)}
            for f in p.figures}
 print(json.dumps({"cells": cells, "figures": figures, "runtime": p.runtime_inputs(),
                   "batches": {b.name: [p.shard(*s) for s in b.shards] for b in p.batches},
@@ -125,13 +119,23 @@ print(json.dumps({"cells": cells, "figures": figures, "runtime": p.runtime_input
 
 def plan_of(project: Path, *configfiles: str, env=None, **config) -> dict:
     """What the plan of ``project`` for that config says (``_PLAN``): per cell its key, folder, summary, shards
-    and the shards missing now; per figure the cells it draws and its store and published files; the batches
-    of missing shards; every published path with its store entry. ``config``: as ``--config`` sets it."""
+    and the shards missing now; per figure the cells it draws, its store and published files, its key and
+    its drawing code's digest; the batches of missing shards; every published path with its store entry.
+    ``config``: as ``--config`` sets it."""
     env = {**os.environ, "PYTHONPATH": str(Path(project) / "src"), **(env or {})}
-    r = subprocess.run([sys.executable, "-c", _PLAN, json.dumps(list(configfiles)), json.dumps(config)],
+    overrides = [f"{k}={json.dumps(v)}" for k, v in config.items()]  # as `--config k=v`: YAML values
+    r = subprocess.run([sys.executable, "-c", _PLAN, json.dumps(list(configfiles)), json.dumps(overrides)],
                        cwd=project, capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     return json.loads(r.stdout)
+
+
+def scheduled_cells(out: str, plan: dict) -> set[str]:
+    """Cells of the shards in the batches a dry run with `--quiet host` lists (one block per job), as the
+    project's own plan (``plan_of``) packs them: only missing shards (docs/decisions.md#content-addressing)."""
+    names = set(re.findall(r"wildcards: batch=([^,\s]+)", out))
+    folders = {c["folder"]: cell for cell, c in plan["cells"].items()}
+    return {folders[str(Path(s).parent)] for b in names for s in plan["batches"][b]}
 
 
 def computed(project: Path, results: str = TEST_RESULTS) -> list[str]:

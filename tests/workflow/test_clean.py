@@ -18,7 +18,7 @@ import pytest
 
 from banditrepro.cli import main
 from banditrepro.workflow.clean import size_text
-from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.config import load_config
 from banditrepro.workflow.plan import build_plan, cell_key, split_key
 from tests.workflow.common import TEST_CONFIG, TEST_RESULTS, copy_project
 

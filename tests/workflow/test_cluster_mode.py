@@ -1,5 +1,6 @@
 """Cluster mode is the SLURM profile's `set-resources: simulate: batch_minutes`, which a user's --configfile
-or --config cannot switch off (docs/decisions.md#cluster-mode, banditrepro/workflow/engine.py)."""
+or --config cannot switch off (docs/decisions.md#cluster-mode): read by banditrepro/workflow/engine.py, merged
+into the config by banditrepro/workflow/config.py (``apply_cluster_mode``, through ``build_plan``)."""
 
 import io
 import shutil
@@ -9,6 +10,7 @@ import pytest
 import yaml
 
 from banditrepro.workflow import engine
+from banditrepro.workflow.config import apply_cluster_mode
 from banditrepro.workflow.plan import build_plan
 from tests.workflow.common import ROOT, TEST_CONFIG, job_counts, smk
 from tests.workflow.test_cluster import no_slurm_path  # noqa: F401 -- a fixture
@@ -39,11 +41,11 @@ def test_minutes_from_snakemakes_resource_settings():
 
 
 def test_a_batch_minutes_the_config_sets_wins_over_the_profile():
-    assert engine.apply_cluster_mode({"batch_minutes": None}, 20)["batch_minutes"] == 20
-    assert engine.apply_cluster_mode({}, 20)["batch_minutes"] == 20
-    assert engine.apply_cluster_mode({"batch_minutes": 5}, 20)["batch_minutes"] == 5
-    assert "batch_minutes" not in engine.apply_cluster_mode({"job_minutes": 5}, 20)  # the old name counts
-    assert engine.apply_cluster_mode({"batch_minutes": None}, None)["batch_minutes"] is None
+    assert apply_cluster_mode({"batch_minutes": None}, 20)["batch_minutes"] == 20
+    assert apply_cluster_mode({}, 20)["batch_minutes"] == 20
+    assert apply_cluster_mode({"batch_minutes": 5}, 20)["batch_minutes"] == 5
+    assert "batch_minutes" not in apply_cluster_mode({"job_minutes": 5}, 20)  # the old name counts
+    assert apply_cluster_mode({"batch_minutes": None}, None)["batch_minutes"] is None
 
 
 def test_without_resource_settings_one_warning_and_the_config_alone(monkeypatch):
@@ -67,10 +69,13 @@ def test_a_users_configfile_and_config_keep_the_profiles_batches(tmp_path):
     r = smk("-n", "--directory", str(tmp_path / "w"), "--workflow-profile", str(PROFILE), "--configfile", str(mine),
             "--config", "runs=2", timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    submitted = job_counts(r.stdout)["simulate"]
+    counts = job_counts(r.stdout)
+    submitted = counts["simulate"]
+    assert counts["batch_spec"] == submitted  # each batch's spec, written by a local job, is what its node reads
     cfg = yaml.safe_load(mine.read_text())
-    cfg.update(runs=2, batch_minutes=MINUTES)
-    plan = build_plan(cfg, ROOT, scan=False)
+    cfg.update(runs=2)
+    plan = build_plan(cfg, ROOT, scan=False, cluster_minutes=MINUTES)  # as common.smk merges the profile's
+    assert plan.cluster and plan.config["batch_minutes"] == MINUTES
     optional = {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)}  # probed first, not planned yet
     assert submitted == len([b for b in plan.batches if b.dataset not in optional])
     assert 5 <= submitted <= 15 and submitted < len(plan.all_shards()) / 5, submitted

@@ -340,6 +340,7 @@ def test_a_figure_key_follows_its_manifest_entry_not_the_other_figures(here):
 
 def test_an_optional_datasets_probe_renames_only_the_figures_drawing_it(here):
     before = _plan()
+    assert before.optional_datasets() == ["yahoo30"] and before.names.probes == {"yahoo30": "unprobed"}
     status = Path(before.layout.status_file("yahoo30"))
     status.parent.mkdir(parents=True)
     status.write_text(json.dumps({"available": False}))
@@ -350,6 +351,30 @@ def test_an_optional_datasets_probe_renames_only_the_figures_drawing_it(here):
     assert c["cells"] == set() and c["summary"] == set() and c["data"] == set()
     status.write_text(json.dumps({"available": True}))
     assert _changed(after, _plan())["figure"] == yahoo
+
+
+def test_a_plan_made_before_the_probes_ran_is_renamed_as_a_plan_made_after(here):
+    """A first run plans before its probes run; rule `all` renames the figures and what reads them once they
+    have (Plan.rename_outputs), so a store entry is named by the probe it saw, as the next run's plan names it."""
+    plan = _plan()
+    unprobed = (dict(plan.cell_names), dict(plan.names.summary), dict(plan.names.figure), plan.names.claims)
+    plan.rename_outputs()  # nothing probed since: no name changes
+    assert (plan.cell_names, plan.names.summary, plan.names.figure, plan.names.claims) == unprobed
+    status = Path(plan.layout.status_file("yahoo30"))
+    status.parent.mkdir(parents=True)
+    status.write_text(json.dumps({"available": False, "reason": "offline"}))
+    plan.rename_outputs()
+    fresh = _plan()
+    assert plan.names == fresh.names and plan.cell_names == fresh.cell_names
+    assert plan.names.figure != unprobed[2] and plan.names.summary == unprobed[1]
+    assert plan.store.claims_csv == fresh.store.claims_csv  # the store paths follow the names
+
+
+def test_a_user_matrix_file_that_cannot_be_read_stops_the_plan_in_one_line(tmp_path):
+    (tmp_path / "m.txt").mkdir()  # reading it fails (EISDIR): its name cannot be known, so no plan is made
+    with pytest.raises(ReproError, match=r"^dataset 'user': cannot read .*m\.txt") as err:
+        names.data_key(_catalog(tmp_path), "user")
+    assert "\n" not in str(err.value)
 
 
 def test_the_same_config_twice_gives_the_same_names_and_leaderboards_follow_the_figures(here):

@@ -4,6 +4,7 @@ missing shards only (sized by work, one dataset each, named by their shards), th
 and deletes nothing), a node's batch from its spec; the config Snakemake builds for `banditrepro estimate`;
 and what Snakemake sees in a dry run."""
 
+import json
 import os
 import re
 from pathlib import Path
@@ -122,8 +123,12 @@ def _listing(folder) -> dict:
 def test_planning_writes_and_deletes_nothing_and_gives_the_same_plan_twice(tmp_path, monkeypatch):
     """What a stopped run leaves (some shards, a batch's end marker and spec, store entries, published files,
     data): planning, local or cluster, leaves every file and folder as it was (a dry run is read-only)."""
-    monkeypatch.chdir(tmp_path)
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.chdir(tmp_path / "scratch")  # the paths to fill in (relative: the same in any folder)
     plan = build_plan(_test_config(), ROOT)
+    folder = tmp_path / "results-folder"
+    folder.mkdir()
+    monkeypatch.chdir(folder)  # no plan was built here yet
     shards = plan.all_shards()
     for s in shards[::4]:
         _touch_shard(plan, s)
@@ -133,10 +138,10 @@ def test_planning_writes_and_deletes_nothing_and_gives_the_same_plan_twice(tmp_p
                  plan.layout.status_file("yahoo30"), plan.layout.shards_log, f"{plan.layout.cells}/stray.npz.part"):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text('{"available": false}' if "status" in path else "x")
-    before = _listing(tmp_path)
+    before = _listing(folder)
     again, twice = build_plan(_test_config(), ROOT), build_plan(_test_config(), ROOT)
     cluster = build_plan(_test_config(batch_minutes=20), ROOT)
-    assert _listing(tmp_path) == before
+    assert _listing(folder) == before
     assert again.cell_names == twice.cell_names and again.names == twice.names
     assert again.batches == twice.batches and again.missing == twice.missing and cluster.batches
     assert again.cell_shards == plan.cell_shards  # the shards written are still the cells' shards
@@ -145,15 +150,17 @@ def test_planning_writes_and_deletes_nothing_and_gives_the_same_plan_twice(tmp_p
 @pytest.mark.parametrize("minutes", [None, 20])
 def test_only_missing_shards_are_packed_and_a_summary_reads_the_others_directly(tmp_path, monkeypatch, minutes):
     monkeypatch.chdir(tmp_path)
-    first = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    first = build_plan(_test_config(batch_minutes=minutes, runs_per_shard=1), ROOT)
     shards = first.all_shards()
     assert first.missing == set(shards)  # an empty folder: every shard in a batch
     assert sorted(s for b in first.batches for s in b.shards) == sorted(shards)
     written = set(shards[::3])
     for s in written:
         _touch_shard(first, s)
-    plan = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    plan = build_plan(_test_config(batch_minutes=minutes, runs_per_shard=1), ROOT)
     assert plan.cell_shards == first.cell_shards and plan.missing == set(shards) - written
+    # one shard a run: cells with shards written and shards missing, several of them in one batch
+    assert any({(c, a, b) in written for a, b in held} == {True, False} for c, held in plan.cell_shards.items())
     held = [s for b in plan.batches for s in b.shards]
     assert len(held) == len(set(held)) and set(held) == plan.missing  # each missing shard once, no written one
     assert set(plan.batch_holding) == plan.missing
@@ -166,7 +173,7 @@ def test_only_missing_shards_are_packed_and_a_summary_reads_the_others_directly(
         assert plan.cell_files(ds, h, algo) == [plan.shard(cell, a, b) for a, b in ranges]  # what it reads
     for s in shards:
         _touch_shard(first, s)
-    done = build_plan(_test_config(batch_minutes=minutes), ROOT)
+    done = build_plan(_test_config(batch_minutes=minutes, runs_per_shard=1), ROOT)
     assert done.batches == [] and done.missing == set()
     cell = shards[0][0]
     assert done.cell_inputs(*split_key(cell)) == done.cell_files(*split_key(cell))
@@ -360,8 +367,22 @@ def test_dry_run_of_the_default_config_makes_one_job_per_batch(tmp_path):
     assert counts["simulate"] == len([b for b in plan.batches if b.dataset not in optional])
     # local batches of about shard_seconds and one algorithm each: at most one job per shard, far fewer than runs
     assert counts["simulate"] <= shards and counts["total"] < sum(runs.values()) / 10
-    assert counts["summarize_cell"] == len(runs) and counts["claims"] == 1 and counts["figure"] >= 10
-    assert counts["all"] == 1 and "batch_spec" not in counts  # specs: cluster mode only
+    assert counts["summarize_cell"] == len(runs) and counts["all"] == 1
+    assert "batch_spec" not in counts  # specs: cluster mode only
+    # the figures and what reads them are named after the optional datasets' probes (their status files), so
+    # a first run's dry run lists them only as waiting for the probe checkpoint; once it ran, every one
+    assert counts["probe_dataset"] == len(plan.optional_datasets()) >= 1
+    assert not {"figure", "claims", "report_md", "runtime_table", "software_stack"} & set(counts), counts
+    for dataset in plan.optional_datasets():
+        status = tmp_path / plan.layout.status_file(dataset)
+        status.parent.mkdir(parents=True, exist_ok=True)
+        status.write_text(json.dumps({"dataset": dataset, "available": False, "reason": "offline (a test)"}))
+    r = smk("-n", "--directory", str(tmp_path), "--workflow-profile", str(ROOT / "profiles/default"))
+    assert r.returncode == 0, r.stderr
+    probed = job_counts(r.stdout + r.stderr)
+    assert "probe_dataset" not in probed and probed["figure"] == len(plan.figures)
+    assert probed["claims"] == probed["report_md"] == probed["runtime_table"] == probed["software_stack"] == 1
+    assert probed["summarize_cell"] == counts["summarize_cell"] and probed["simulate"] == counts["simulate"]
 
 
 def test_estimate_takes_the_config_as_snakemake_parses_it():

@@ -306,7 +306,7 @@ def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool =
     in the project folder; ``shards`` ("" for all, or an algorithm): the plan's current shards instead."""
     import yaml
 
-    from banditrepro.workflow.estimate import load_config
+    from banditrepro.workflow.config import load_config
     from banditrepro.workflow.names import numerics_stack
     from banditrepro.workflow.plan import build_plan
 

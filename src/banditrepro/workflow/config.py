@@ -76,6 +76,27 @@ def error_line(schema: dict, cfg: dict) -> str | None:
     return f"config error: {where} = {json.dumps(err.instance)}: {_reason(err)}"
 
 
+RULE = "simulate"  # the rule whose resource carries cluster mode's batch size (profiles/slurm's set-resources)
+SETTING = "batch_minutes"
+
+
+def minutes_from_resources(overwrite_resources) -> float | None:
+    """``batch_minutes`` of rule simulate from Snakemake's --set-resources mapping ({rule: {name: value}},
+    values Snakemake ``Resource`` objects or plain numbers), or None. ValueError on a value not a number."""
+    rule = (overwrite_resources or {}).get(RULE) or {}
+    if SETTING not in rule:
+        return None
+    value = rule[SETTING]
+    raw = getattr(value, "raw", value)  # a Resource keeps what was written (20, or "0.5": an expression)
+    try:
+        minutes = float(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"--set-resources {RULE}:{SETTING}={raw!r} is not a number of minutes") from None
+    if not minutes > 0:
+        raise ValueError(f"--set-resources {RULE}:{SETTING}={raw!r} must be > 0")
+    return int(minutes) if minutes == int(minutes) else minutes
+
+
 def apply_cluster_mode(config: dict, minutes: float | None) -> dict:
     """Cluster mode into ``config`` (in place): a batch_minutes the config sets (not null) wins, as a
     user's explicit size; else the profile's resource. The deprecated ``job_minutes`` counts as set."""
@@ -96,3 +117,44 @@ def check_config(cfg: dict, schema_path) -> dict:
         raise ConfigError(line)
     apply_defaults(schema, cfg)
     return cfg
+
+
+def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
+    """The config Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...]
+    [--config k=v ...]`` in ``project``: parsed by Snakemake's own command-line parser and config code."""
+    import contextlib
+    import io
+
+    from snakemake.cli import parse_args, parse_config
+    from snakemake.common.configfile import load_configfile
+    from snakemake.settings.types import ConfigSettings
+    from snakemake.utils import update_config
+
+    argv = ["--snakefile", str(project / "Snakefile"), "--workflow-profile", str(profile) if profile else "none"]
+    if not profile and (project / "profiles/default").is_dir():  # what snakemake picks up by itself
+        argv[-1] = str(project / "profiles/default")
+    if configfiles:
+        argv += ["--configfile", *map(str, configfiles)]
+    if overrides:
+        argv += ["--config", *overrides]
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):  # its "Using workflow specific profile" notice
+            _, args = parse_args(argv)
+        settings = ConfigSettings(config=parse_config(args.config), configfiles=args.configfile or (),
+                                  replace_workflow_config=bool(getattr(args, "replace_workflow_config", False)))
+    except (ValueError, SystemExit) as exc:
+        raise ReproError(f"--config: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid config file
+        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
+    try:
+        minutes = minutes_from_resources(getattr(args, "set_resources", None))
+    except ValueError as exc:
+        raise ReproError(str(exc)) from None
+    # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
+    try:
+        config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
+        update_config(config, settings.overwrite_config)
+        apply_cluster_mode(config, minutes)  # the profile's cluster mode, as the workflow's common.smk
+    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid file
+        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
+    return config

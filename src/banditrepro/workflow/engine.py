@@ -22,11 +22,14 @@ import sys
 import threading
 
 from banditrepro.workflow import progress
-from banditrepro.workflow.config import apply_cluster_mode  # noqa: F401 - the config's one merge, re-exported
+from banditrepro.workflow.config import (
+    RULE,
+    SETTING,
+    apply_cluster_mode,  # noqa: F401 - the config's one merge, re-exported
+    minutes_from_resources,
+)
 
 PREFIX = "banditrepro: warning: "
-RULE = "simulate"  # the rule whose resource carries the batch size
-SETTING = "batch_minutes"
 
 _warned: set[str] = set()  # one line per internal and process
 
@@ -56,23 +59,6 @@ def soft(what: str, effect: str, fn, *args, default=None, false_is_missing=False
 
 
 # --- cluster mode: a public setting ---------------------------------------------------------------------
-
-
-def minutes_from_resources(overwrite_resources) -> float | None:
-    """``batch_minutes`` of rule simulate from Snakemake's --set-resources mapping ({rule: {name: value}},
-    values Snakemake ``Resource`` objects or plain numbers), or None. ValueError on a value not a number."""
-    rule = (overwrite_resources or {}).get(RULE) or {}
-    if SETTING not in rule:
-        return None
-    value = rule[SETTING]
-    raw = getattr(value, "raw", value)  # a Resource keeps what was written (20, or "0.5": an expression)
-    try:
-        minutes = float(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"--set-resources {RULE}:{SETTING}={raw!r} is not a number of minutes") from None
-    if not minutes > 0:
-        raise ValueError(f"--set-resources {RULE}:{SETTING}={raw!r} must be > 0")
-    return int(minutes) if minutes == int(minutes) else minutes
 
 
 def profile_minutes(workflow) -> float | None:

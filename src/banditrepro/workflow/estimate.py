@@ -27,6 +27,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.workflow import costs
+from banditrepro.workflow.config import load_config  # noqa: F401 - where estimate and clean get their config
 
 # Files a run writes, counted in a run of the test config (each store entry: its files, Snakemake's record of
 # each, its job log, and the copies rule `all` publishes at the fixed paths): a shard its .npz and sidecar; a
@@ -34,7 +35,9 @@ from banditrepro.workflow import costs
 # spec, the spec's log and record; a summary its .npz, log and record; a figure 5 stored outputs, 5 records, a
 # log and 5 published copies; a leaderboard 4 + 4 + 1 + 4; claims and the run-time table 1 + 1 + 1 + 1 each,
 # the reports 2 + 2 + 1 + 2, software.json 1 + 1 + 1 + 1; every run rule all's log, published.json and
-# Snakemake's own log.
+# Snakemake's own log, and a run computing shards the log of shards computed (Layout.shards_log). Counted so,
+# the forecast of a first run is what it wrote besides data/ (shared by every config): 1,307 files for the
+# test config, 1,436 for the default config (bench_pipeline's run), session 14.
 SHARD_FILES = 2
 BATCH_FILES = 2
 SPEC_FILES = 3
@@ -74,49 +77,6 @@ def bytes_per_run(algo: str, horizon: int) -> float:
 def bytes_per_shard(algo: str) -> float:
     """A shard's bytes besides its runs' (``SHARD_BYTES``)."""
     return _shard_bytes(algo)[2]
-
-
-def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
-    """The config Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...]
-    [--config k=v ...]`` in ``project``: parsed by Snakemake's own command-line parser and config code."""
-    import contextlib
-    import io
-
-    from snakemake.cli import parse_args, parse_config
-    from snakemake.common.configfile import load_configfile
-    from snakemake.settings.types import ConfigSettings
-    from snakemake.utils import update_config
-
-    from banditrepro.workflow.engine import apply_cluster_mode, minutes_from_resources
-
-    argv = ["--snakefile", str(project / "Snakefile"), "--workflow-profile", str(profile) if profile else "none"]
-    if not profile and (project / "profiles/default").is_dir():  # what snakemake picks up by itself
-        argv[-1] = str(project / "profiles/default")
-    if configfiles:
-        argv += ["--configfile", *map(str, configfiles)]
-    if overrides:
-        argv += ["--config", *overrides]
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):  # its "Using workflow specific profile" notice
-            _, args = parse_args(argv)
-        settings = ConfigSettings(config=parse_config(args.config), configfiles=args.configfile or (),
-                                  replace_workflow_config=bool(getattr(args, "replace_workflow_config", False)))
-    except (ValueError, SystemExit) as exc:
-        raise ReproError(f"--config: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid config file
-        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
-    try:
-        minutes = minutes_from_resources(getattr(args, "set_resources", None))
-    except ValueError as exc:
-        raise ReproError(str(exc)) from None
-    # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
-    try:
-        config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
-        update_config(config, settings.overwrite_config)
-        apply_cluster_mode(config, minutes)  # the profile's cluster mode, as the workflow's common.smk
-    except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid file
-        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
-    return config
 
 
 def skipped_datasets(plan) -> set[str]:
@@ -176,7 +136,8 @@ def estimate(plan) -> dict:
     cluster = plan.config.get("batch_minutes") is not None
     files = (SHARD_FILES * len(todo) + (BATCH_FILES + SPEC_FILES * cluster) * len(batches)
              + SUMMARY_FILES * made["summaries"] + FIGURE_FILES * made["figures"]
-             + LEADERBOARD_FILES * made["leaderboards"] + sum(FINAL_FILES[k] for k in made["final"]) + RUN_FILES)
+             + LEADERBOARD_FILES * made["leaderboards"] + sum(FINAL_FILES[k] for k in made["final"]) + RUN_FILES
+             + bool(todo))
     cells = [c for c in plan.cell_shards if split_key(c)[0] not in skip]
     limit = plan.config.get("partition_minutes")
     return {"cells": len(cells), "shards": sum(len(plan.cell_shards[c]) for c in cells),
@@ -220,12 +181,7 @@ def report(numbers: dict, partition_minutes=None) -> str:
 
 def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
     """``banditrepro estimate``: plan as the workflow does, in the project folder."""
-    from banditrepro.workflow.plan import build_plan
+    from banditrepro.workflow.plan import project_plan
 
-    if project_info.root is None:
-        raise ReproError(f"no project folder here ({project_info.hint()})")
-    files = [Path(f).resolve() for f in configfiles]
-    config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
-    os.chdir(project_info.root)  # the plan's paths (and the shards it looks for) are relative to the project
-    plan = build_plan(config, project_info.root)
-    return report(estimate(plan), config.get("partition_minutes"))
+    plan = project_plan(project_info, configfiles, overrides, profile)
+    return report(estimate(plan), plan.config.get("partition_minutes"))

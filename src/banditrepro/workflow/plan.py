@@ -345,3 +345,17 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None) -> Plan:
     plan.batch_holding = {s: b.name for b in plan.batches for s in b.shards}
     batching.check_limit(plan.batches, config.get("partition_minutes"))
     return plan
+
+
+def project_plan(project_info, configfiles=(), overrides=(), profile=None, scan=True) -> Plan:
+    """The plan Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...] [--config
+    k=v ...]`` in the project (the CLI's estimate and figure|claims|report); the working directory becomes the
+    project's, since the plan's paths are relative to it, as in the workflow."""
+    from banditrepro.workflow.config import load_config
+
+    if project_info.root is None:
+        raise ReproError(f"no project folder here ({project_info.hint()})")
+    files = [Path(f).resolve() for f in configfiles]
+    config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
+    os.chdir(project_info.root)
+    return build_plan(config, project_info.root, scan=scan)
