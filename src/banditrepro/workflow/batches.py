@@ -152,6 +152,21 @@ def _paths_of(paths, shards) -> bool:
     return True
 
 
+def check_names(plan, batch: Batch) -> None:
+    """A node must name a spec's shards as the submitting host did: another numpy, numba, code or config there
+    would write them under other names (computed twice, and the summaries would not find them). One line."""
+    try:
+        mine = batch_name(batch.dataset, [plan.shard_id(*s) for s in batch.shards])
+    except KeyError:
+        mine = None
+    if mine != batch.name:
+        from banditrepro.workflow.names import numerics_stack
+
+        stack = ", ".join(f"{k} {v}" for k, v in numerics_stack().items())
+        raise ReproError(f"batch {batch.name}: this host names its shards otherwise (its code, config or stack "
+                         f"differ from the submitting host's; here: {stack}): run on hosts with one installation")
+
+
 def io_failure(exc: OSError, what) -> ReproError | None:
     """One line for an I/O error (disk full, quota, EIO, ESTALE ...) naming the file: never taken for a
     kernel's failure (docs/decisions.md#only-corruption-deletes). None for an OSError without an errno."""

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import os
 import statistics
-from pathlib import Path
 
-from banditrepro import ReproError
 from banditrepro.workflow import costs
 from banditrepro.workflow.config import load_config  # noqa: F401 - where estimate and clean get their config
 

@@ -44,11 +44,15 @@ def batch_spec(plan, wildcards, output, log):
 def simulate(plan, wildcards, input, output, log):
     """A batch (rule `simulate`, wildcard ``batch``): its shards whose files do not exist, then its end. A node
     (cluster mode) takes the batch from its spec, the main process from its plan."""
-    from banditrepro.workflow.batches import read_spec, run_batch
+    from banditrepro.workflow.batches import check_names, read_spec, run_batch
     from banditrepro.workflow.warmup import preload
 
     name = wildcards.batch
-    batch = read_spec(input.spec, name) if "spec" in input.keys() else plan.batch(name)
+    if "spec" in input.keys():
+        batch = read_spec(input.spec, name)
+        check_names(plan, batch)
+    else:
+        batch = plan.batch(name)
     # a first run's warm-up may be compiling this batch's kernel: wait for it rather than compile it twice
     preload(algorithm_of(cell) for cell, _, _ in batch.shards)
     return run_batch(plan, batch, input.prepared, output[0])

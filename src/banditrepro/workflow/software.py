@@ -2,8 +2,8 @@
 
 Shard sidecars name a few versions each (numpy, numba, Python); this names everything: the Python and the
 platform, every installed distribution and its version, and Snakemake's and the executor plugins' versions
-on their own lines. The file holds no time and no path, so the same environment writes the same bytes, and
-the rule that writes it carries ``digest()`` in its params: a changed environment writes it again.
+on their own lines. The file holds no time and no path, so the same environment writes the same bytes; its
+store entry is named by the stack (workflow/names.py), so a changed environment writes a new one.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 import platform
 import re
 from importlib import metadata
-
-from banditrepro.workflow.digests import digest as short_digest
 
 
 def distributions() -> dict[str, str]:
@@ -36,11 +34,6 @@ def stack() -> dict:
         "executor_plugins": {n: v for n, v in dists.items() if n.startswith("snakemake-executor-plugin-")},
         "distributions": dists,
     }
-
-
-def digest() -> str:
-    """Short hash of ``stack()`` (the rule's params: the file is written again when it changes)."""
-    return short_digest(stack())
 
 
 def write(path, log=None) -> None:
