@@ -168,11 +168,16 @@ def decide_within(iv: Interval, low: float, high: float) -> str:
 
 def runs_to_settle(iv: Interval, bound: float, runs: int) -> int | None:
     """Roughly how many runs would move the interval off ``bound``: the half-width shrinks like 1/√n, so
-    n' ≈ n·(h / |estimate − bound|)². None if the estimate sits on the boundary (no run count settles it)."""
+    n' ≈ n·(h / |estimate − bound|)². None if the estimate sits on the boundary, or the half-width is too large
+    for any run count to be named (no run count settles it)."""
     gap = abs(iv.estimate - bound)
     if gap == 0 or not math.isfinite(iv.half_width):
         return None
-    return max(runs + 1, int(math.ceil(runs * (iv.half_width / gap) ** 2)))
+    try:
+        needed = runs * (iv.half_width / gap) ** 2
+    except OverflowError:  # a finite but huge half-width (a ratio whose denominator nearly vanishes)
+        return None
+    return max(runs + 1, int(math.ceil(needed))) if math.isfinite(needed) else None
 
 
 def combine(verdicts: Iterable[str]) -> str:

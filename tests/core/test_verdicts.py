@@ -25,6 +25,8 @@ def test_combine_and_settle():
     assert vd.combine([vd.NOT_RUN]) == vd.NOT_RUN
     # half-width 0.1 at distance 0.05 from the boundary: ≈ 4× the runs
     assert vd.runs_to_settle(vd.Interval(0.95, 0.85, 1.05), 1.0, 20) == 80
+    # a ratio interval [0.072, 4.8e299] (a tiny matrix at T = 500) names no run count instead of overflowing
+    assert vd.runs_to_settle(vd.Interval(1.5, 0.072, 4.8e299), 1.0, 3) is None
     assert "80 runs" in vd.settle_note(vd.Interval(0.95, 0.85, 1.05), 1.0, 20)
 
 
