@@ -181,7 +181,7 @@ def specs(work: Path) -> dict[str, dict]:
 _PLANNED = """
 import json, sys
 from pathlib import Path
-from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.config import load_config
 from banditrepro.workflow.plan import build_plan
 root, profile, configfiles = Path(sys.argv[1]), Path(sys.argv[2]), [Path(f) for f in sys.argv[3:]]
 p = build_plan(load_config(root, configfiles, [], profile), root, scan=False)
@@ -212,12 +212,13 @@ def always_there(batches: dict, optional: set[str]) -> list[str]:
 _BY_HAND = """
 import sys
 from pathlib import Path
-from banditrepro.workflow.batches import read_spec, run_batch
-from banditrepro.workflow.estimate import load_config
+from banditrepro.workflow.batches import check_names, read_spec, run_batch
+from banditrepro.workflow.config import load_config
 from banditrepro.workflow.plan import build_plan
 root, configfile, profile, name = sys.argv[1:5]
 p = build_plan(load_config(Path(root), [Path(configfile)], [], Path(profile)), root)
 batch = read_spec(p.layout.batch_spec(name), name)
+check_names(p, batch)  # as a node does (jobs.simulate)
 print(run_batch(p, batch, p.batch_prepared(name), None))
 """
 
