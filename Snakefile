@@ -33,15 +33,6 @@ onstart:
     warmup.on_start(PLAN, workflow)
 
 
-def get_published_targets(wildcards):
-    """Every store entry the run publishes. Their names cover the probes of the optional datasets, so they are
-    asked for once the probes have run (checkpoints; at once when the status files exist)."""
-    for dataset in PLAN.optional_datasets():
-        checkpoints.probe_dataset.get(dataset=dataset)
-    PLAN.rename_outputs()
-    return PLAN.all_targets() + leaderboard.targets(PLAN.figures, STORE)
-
-
 rule all:
     # the last step of every run that is not a dry run (a rule with a body and no output always runs): every
     # store entry of this config published at its fixed path where the bytes differ, whatever

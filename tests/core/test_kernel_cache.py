@@ -222,7 +222,8 @@ def test_module_cached_follows_the_closure(tmp_path):
     pkg, cache = src / "banditrepro", tmp_path / "cache"
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     env.update(NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(src))
-    subprocess.run([sys.executable, "-m", "banditrepro.workflow.warmup", "rucb"], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "banditrepro.workflow.warmup", "rucb"], env=env, check=True,
+                   capture_output=True)
     rucb = (str(cache), "banditrepro.algorithms.rucb", str(pkg / "algorithms" / "rucb.py"))
     assert module_cached(*rucb)
     closure = digests.closure(["banditrepro.algorithms.rucb"], pkg)

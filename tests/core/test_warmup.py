@@ -1,5 +1,5 @@
-"""The first run's kernel warm-up (banditrepro.workflow.warmup, docs/decisions.md#kernel-cache): what it compiles is what a
-job on a prepared instance loads (no second compile), a job and a warm-up never compile one module at once,
+"""The first run's kernel warm-up (banditrepro.workflow.warmup, docs/decisions.md#kernel-cache): what it compiles is
+what a job on a prepared instance loads (no second compile), a job and a warm-up never compile one module at once,
 and a warm cache, a cluster run or a single core launch nothing."""
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from banditrepro.workflow import warmup
 from banditrepro.kernel_cache import kernel_lock
-from banditrepro.workflow import stop
+from banditrepro.workflow import stop, warmup
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

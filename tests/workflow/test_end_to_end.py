@@ -131,12 +131,12 @@ def test_manifest_edits_rerun_only_what_they_touch(test_run, tmp_path):
 
 
 def test_the_test_config_leaves_the_paper_results_untouched(test_run):
-    project, (before, paper_jobs) = test_run
+    project, before = test_run
     after = tree_digest(project / "results", skip=str(project / TEST_RESULTS))
     assert after == before  # same bytes and the same mtimes: not even rewritten
-    # and what the paper config has to do is what it had to do before (its own store entries, its names)
+    # and the paper config still has nothing to do but publish (its own names, its own store entries)
     r = smk("-n", "--configfile", "paper.yaml", cwd=project)
-    assert job_counts(r.stdout + r.stderr) == paper_jobs, (r.stdout + r.stderr)[-3000:]
+    assert only_all(r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
     assert (project / TEST_CELLS).is_dir() and (project / TEST_RESULTS / "report.md").exists()
 
 
@@ -255,8 +255,8 @@ def _figure_entries(plan: dict, cell: str) -> list[Path]:
 def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
     """The state a kill leaves (one shard not written, a half-written temporary beside it, its summary and
     every store entry after it not made; the older publication still at the fixed paths): the next run
-    computes that shard alone, every other shard and summary untouched, and publishes the same bytes, so the
-    fixed paths are not even rewritten."""
+    computes that shard alone, every other shard and summary untouched, and makes the same numbers, so the
+    fixed paths are not even rewritten (the run-time table and the report aside: the run times are new)."""
     project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     cell = "six-rankers/T2000/btm"

@@ -13,7 +13,7 @@ SRC = str(Path(workflow.basedir) / "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-from banditrepro import ReproError
+from banditrepro import ReproError, leaderboard
 from banditrepro.workflow import (
     batches,
     digests,
@@ -141,3 +141,13 @@ def get_fallback_inputs(wildcards):
 
 def get_user_file(wildcards):
     return [f for f in [PLAN.declared_file(wildcards.dataset)] if f]
+
+
+def get_published_targets(wildcards):
+    """Every store entry the run publishes, asked for once the optional datasets' probes have run: their
+    names cover the probes (checkpoints; at once when the status files exist).
+    """
+    for dataset in PLAN.optional_datasets():
+        checkpoints.probe_dataset.get(dataset=dataset)
+    PLAN.rename_outputs()
+    return PLAN.all_targets() + leaderboard.targets(PLAN.figures, STORE)
