@@ -176,3 +176,17 @@ def by_hand_folder(project: Path, plan: dict, dest: Path) -> tuple[Path, Path]:
             shutil.copy2(project / path, data / "prepared" / f"{dataset}.json")
     shutil.copytree(project / "data/status", data / "status")
     return results, data
+
+
+def test_config_dict(**extra) -> dict:
+    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it), with
+    ``extra`` as `--config` would add it."""
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
+    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
+    cfg.update(extra)
+    return cfg
+
+
+test_config_dict.__test__ = False  # a helper, not a test (its name starts with test_)

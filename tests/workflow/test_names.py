@@ -18,19 +18,11 @@ from banditrepro.datasets.catalog import Catalog
 from banditrepro.workflow import digests, names
 from banditrepro.workflow.cells import kernel_name, kernel_of
 from banditrepro.workflow.plan import build_plan, cell_key
-from tests.workflow.common import ROOT, TEST_CONFIG, edit_function
-
-
-def _config(**extra):
-    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it)."""
-    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
-    cfg.update(extra)
-    return cfg
+from tests.workflow.common import ROOT, edit_function, test_config_dict
 
 
 def _plan(**extra):
-    return build_plan(_config(**extra), ROOT)
+    return build_plan(test_config_dict(**extra), ROOT)
 
 
 def _changed(a, b) -> dict:

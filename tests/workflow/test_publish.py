@@ -10,25 +10,16 @@ import os
 from pathlib import Path
 
 import pytest
-import yaml
 
 from banditrepro.workflow import publish
 from banditrepro.workflow.plan import build_plan
-from tests.workflow.common import ROOT, TEST_CONFIG
+from tests.workflow.common import ROOT, test_config_dict
 
 OLD = 1_000_000_000  # an mtime (2001) no write of this test makes: a file still holding it was not rewritten
 
 
-def _config(**extra):
-    """The config Snakemake builds for `--configfile .test/config/config.yaml` (config/config.yaml under it)."""
-    cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
-    cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
-    cfg.update(extra)
-    return cfg
-
-
 def _plan(**extra):
-    return build_plan(_config(**extra), ROOT)
+    return build_plan(test_config_dict(**extra), ROOT)
 
 
 def _fake_store(plan) -> None:
