@@ -125,13 +125,9 @@ def name_plan(plan) -> None:
     from banditrepro.workflow.cells import split_key
 
     cfg, cat, n = plan.config, plan.catalog, plan.names
-    used = {split_key(c)[0] for c in plan.cell_runs} | {p.dataset for f in plan.figures for p in f.panels}
-    todo = list(used)
-    while todo:  # a dataset's fallback is prepared too
-        d = todo.pop()
-        if d not in n.data:
-            n.data[d] = data_key(cat, d)
-            todo.extend(cat.dataset_inputs(d))
+    # every dataset of the catalog, not only those a figure draws: `snakemake <its prepared file>` prepares any
+    for d in sorted(cat.datasets):
+        n.data[d] = data_key(cat, d)
     summary_code = digests.summary_code()
     for cell, runs in plan.cell_runs.items():
         dataset, horizon, algo = split_key(cell)
