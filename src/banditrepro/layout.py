@@ -80,9 +80,6 @@ class Layout:
         """This layout with every published path replaced by its store entry."""
         return replace(self, store=True)
 
-    def published(self) -> Layout:
-        return replace(self, store=False)
-
     def _key(self, table: str, name):
         if self.names is None:
             return None  # a folder made by hand (CLI, tests): the flat layout, no names
@@ -111,10 +108,7 @@ class Layout:
     def prepared_file(self, dataset: str) -> str:
         """A dataset's instance, named by what it derives from (names.data_key)."""
         key = self._key("data", dataset)
-        return self.prepared_path(dataset, key) if key else f"{self.prepared}/{dataset}.json"
-
-    def prepared_path(self, dataset: str, key: str) -> str:
-        return f"{self.prepared}/{dataset}/{key}.json"
+        return self.prepared_pattern().format(dataset=dataset, key=key) if key else f"{self.prepared}/{dataset}.json"
 
     def status_file(self, dataset: str) -> str:
         return f"{self.status}/{dataset}.json"
@@ -174,28 +168,29 @@ class Layout:
         key = self._key("summary", (dataset, int(horizon), algo))
         if key is None:
             return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"
-        return f"{self.summaries}/{dataset}/T{horizon}/{algo}/{key}.npz"
+        return self.summary_pattern().format(dataset=dataset, horizon=horizon, algo=algo, key=key)
 
     # --- outputs published at fixed paths (their store entries under ``stored()``) -------------------------
-    def _entry(self, kind: str, key_table: str, name, *parts: str) -> str:
+    def _entry(self, pattern: str, key_table: str, name, **fields) -> str:
+        """A store entry: its rule's output pattern (below) filled in with its key."""
         key = self._key(key_table, name)
         if key is None:
             raise _missing(key_table, name)
-        return "/".join([self.store_dir, kind, *parts[:-1], key, parts[-1]])
+        return pattern.format(key=key, **fields)
 
     def figure_png(self, paper: str, figure: str) -> str:
         if self.store:
-            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.png")
+            return self._entry(self.figure_pattern("png"), "figure", (paper, figure), paper=paper, figure=figure)
         return f"{self.figures}/{paper}/{figure}.png"
 
     def figure_pdf(self, paper: str, figure: str) -> str:
         if self.store:
-            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.pdf")
+            return self._entry(self.figure_pattern("pdf"), "figure", (paper, figure), paper=paper, figure=figure)
         return f"{self.figures}/{paper}/{figure}.pdf"
 
     def table(self, paper: str, figure: str, suffix: str = "csv") -> str:
         if self.store:
-            return self._entry("figures", "figure", (paper, figure), paper, figure, f"{figure}.{suffix}")
+            return self._entry(self.figure_pattern(suffix), "figure", (paper, figure), paper=paper, figure=figure)
         return f"{self.tables}/{paper}/{figure}.{suffix}"
 
     def figure_outputs(self, paper: str, figure: str) -> list[str]:
@@ -209,7 +204,7 @@ class Layout:
 
     def leaderboard(self, paper: str, suffix: str = "csv") -> str:
         if self.store:
-            return self._entry("leaderboards", "leaderboard", paper, paper, f"{paper}.{suffix}")
+            return self._entry(self.leaderboard_pattern(suffix), "leaderboard", paper, paper=paper)
         return f"{self.leaderboards}/{paper}.{suffix}"
 
     def leaderboard_outputs(self, paper: str) -> list[str]:
@@ -217,7 +212,7 @@ class Layout:
         return [self.leaderboard(paper, s) for s in ("csv", "md", "png", "pdf")]
 
     def _single(self, kind: str, name: str, fixed: str) -> str:
-        return self._entry(kind, kind, None, name) if self.store else fixed
+        return self._entry(self.single_pattern(kind, name), kind, None) if self.store else fixed
 
     @property
     def claims_csv(self) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.workflow.cells import split_key
-from banditrepro.workflow.names import file_sha256  # noqa: F401 - a batch records its data file's sha256
+from banditrepro.workflow.names import file_sha256
 
 # A batch's SLURM time limit: the estimate (jobsize: ns/step medians, right within a factor of a few) times
 # SAFETY, plus START_MINUTES for the node's two Snakemake start-ups, the kernels' numba cache loads and a
