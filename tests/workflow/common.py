@@ -139,10 +139,22 @@ def scheduled_cells(out: str, plan: dict) -> set[str]:
 
 
 def computed(project: Path, results: str = TEST_RESULTS) -> list[str]:
-    """The shards the runs of that results folder computed, in order, as paths under it
-    (<results>/logs/shards-computed.log: one line per shard written)."""
-    log = Path(project) / results / "logs/shards-computed.log"
+    """The shards the runs of that results folder computed, in order, as paths under it."""
+    return shards_computed(Path(project) / results)
+
+
+def shards_computed(results: Path) -> list[str]:
+    """The shards computed in the results folder ``results`` so far, in order, as paths under it
+    (<results>/logs/shards-computed.log: one line per shard written: path, host, pid, SLURM job)."""
+    log = Path(results) / "logs/shards-computed.log"
     return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
+
+
+def shard_files(results: Path) -> dict[str, tuple[int, int, bytes]]:
+    """Every shard file and sidecar: inode, mtime and bytes (a rewrite, even of the same bytes, changes the first
+    two)."""
+    return {str(p.relative_to(results)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
+            for p in sorted((Path(results) / "cells").rglob("*")) if p.is_file()}
 
 
 def mtimes(folder: Path) -> dict[str, int]:

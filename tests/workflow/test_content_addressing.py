@@ -30,13 +30,14 @@ from tests.workflow.common import (
     clone,
     copy_project,
     job_counts,
+    shard_files,
     smk,
 )
+from tests.workflow.common import shards_computed as computed
 
 pytestmark = pytest.mark.workflow
 
 SUBSET = [*MIRROR_ARG[1:], "papers=[winner-stays]", "max_horizon=500"]  # what `reference` ran
-SHARDS_LOG = "logs/shards-computed.log"  # under the results folder (Layout.shards_log)
 ONLY_ALL = {"all": 1, "total": 1}  # the dry run of a complete folder: rule all (it publishes) and nothing else
 
 
@@ -69,18 +70,6 @@ def published(results: Path) -> dict[str, bytes]:
 def assert_same(here: dict, fresh: dict, what: str) -> None:
     differ = sorted(k for k in {*here, *fresh} if here.get(k) != fresh.get(k))
     assert not differ, f"{what}: differs from a fresh folder of the same config in {differ}"
-
-
-def computed(results: Path) -> list[str]:
-    """The shards computed in ``results`` so far, in order (one log line each: path under results, host ...)."""
-    log = results / SHARDS_LOG
-    return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
-
-
-def shard_files(results: Path) -> dict[str, tuple[int, int, bytes]]:
-    """Every shard file and sidecar: inode, mtime and bytes (a rewrite changes one of them)."""
-    return {str(p.relative_to(results)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted((results / "cells").rglob("*")) if p.is_file()}
 
 
 def tree(folder: Path) -> dict[str, tuple[bool, int, int]]:

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflow.common import MIRROR, TEST_CONFIG, copy_project, smk
+from tests.workflow.common import MIRROR, TEST_CONFIG, copy_project, shard_files, smk
+from tests.workflow.common import shards_computed as computed
 
 pytestmark = pytest.mark.workflow
 
 BASE = [f"data_mirrors=['{MIRROR}']", "papers=[winner-stays]"]
 PLACE = "results/in-place"
-SHARDS_LOG = "logs/shards-computed.log"  # under a results folder: one line per shard computed
 
 
 def outputs(results: Path) -> dict[str, bytes]:
@@ -33,17 +33,6 @@ def outputs(results: Path) -> dict[str, bytes]:
     files = [results / "claims.csv", *sorted((results / "tables").rglob("*")),
              *sorted((results / "leaderboards").glob("*"))]
     return {str(p.relative_to(results)): p.read_bytes() for p in files if p.is_file() and p.name != "runtime.csv"}
-
-
-def computed(results: Path) -> list[str]:
-    log = results / SHARDS_LOG
-    return [ln.split()[0] for ln in log.read_text().splitlines()] if log.exists() else []
-
-
-def shard_files(results: Path) -> dict[str, tuple[int, int, bytes]]:
-    """Every shard and sidecar: inode, mtime, bytes (a rewrite, even of the same bytes, changes the first two)."""
-    return {str(p.relative_to(results)): (p.stat().st_ino, p.stat().st_mtime_ns, p.read_bytes())
-            for p in sorted((results / "cells").rglob("*")) if p.is_file()}
 
 
 def test_every_change_in_place_equals_a_fresh_run(tmp_path):
