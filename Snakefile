@@ -39,8 +39,9 @@ rule all:
     # --rerun-triggers or Snakemake's records say (banditrepro/workflow/publish.py)
     default_target: True
     input:
-        # the summaries first, so that the simulation starts while a first run's probes run
-        PLAN.runtime_inputs(),
+        # the summaries first, so that the simulation starts while a first run's probes run (first_run set:
+        # the batches' ends, and nothing after them)
+        PLAN.first_targets(),
         get_published_targets,
     log:
         PLAN.log("publish"),

@@ -147,8 +147,33 @@ def summarize(paths: list[str | Path], runs: int | None = None) -> dict[str, np.
     return out
 
 
+# what a summary measured rather than computed: kept in its ``.json`` sidecar, so that the ``.npz`` holds only
+# numbers drawn from its runs' data and is the same bytes whichever machine or shards computed them (verify and
+# merge compare summaries byte for byte; docs/decisions.md#summary-sidecar)
+MEASURED = ("wall_seconds", "stacks")
+
+
 def write_summary(paths, out_path, runs: int | None = None) -> None:
-    write_npz(out_path, summarize(paths, runs))
+    """A summary: its ``.npz`` (the runs' statistics, deterministic bytes) and its ``.json`` sidecar (the
+    kernels' wall seconds and the stacks that computed the runs), sidecar first: the ``.npz`` marks it done."""
+    from banditrepro.atomic import write_json
+
+    summary = summarize(paths, runs)
+    write_json(Path(out_path).with_suffix(".json"), {"wall_seconds": [None if np.isnan(w) else float(w) for w in
+                                                                      summary["wall_seconds"]],
+                                                     "stacks": [str(s) for s in summary["stacks"]]})
+    write_npz(out_path, {k: v for k, v in summary.items() if k not in MEASURED})
+
+
+def summary_measures(path) -> dict:
+    """A summary's sidecar: ``wall_seconds`` (one per run, NaN where unmeasured) and ``stacks``; NaNs and no
+    stacks if it is missing or unreadable (measurements never stop a table)."""
+    try:
+        side = json.loads(Path(path).with_suffix(".json").read_text())
+        walls = np.asarray([np.nan if w is None else w for w in side["wall_seconds"]], dtype=np.float64)
+        return {"wall_seconds": walls, "stacks": [str(s) for s in side.get("stacks", [])]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"wall_seconds": np.full(1, np.nan), "stacks": []}
 
 
 class _SummaryCache:
@@ -233,7 +258,7 @@ def runtime_table(summary_paths: list[str | Path]):
     rows = []
     for p in summary_paths:
         s = load_summary(p)
-        w = np.asarray(s["wall_seconds"], dtype=float)
+        w = summary_measures(p)["wall_seconds"]
         rows.append({"dataset": s["instance"], "horizon": s["horizon"], "algorithm_id": summary_algorithm(p),
                      "runs": s["n_runs"], "kernel_seconds_mean": float(np.nanmean(w)),
                      "kernel_seconds_total": float(np.nansum(w)),

@@ -445,6 +445,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runtime", required=True)
     s.add_argument("--out", type=_output(".md"), required=True)
     s.set_defaults(func=cmd_report)
+    from banditrepro.sharing import commands
+
+    commands.add(sub)  # verify, bundle, merge, compare
     for sp in sub.choices.values():
         sp.add_argument("--project", metavar="DIR", help=PROJECT_HELP)
     return p

@@ -210,14 +210,10 @@ def deviation_effect(dev: dict, figures: list[Figure], layout: Layout) -> str:
 
 
 def summary_stacks(path) -> set[str]:
-    """The numerics stacks a cell's summary records (none for a missing summary or one written before)."""
-    import numpy as np
+    """The numerics stacks a cell's summary records in its sidecar (none for a missing summary or sidecar)."""
+    from banditrepro.aggregate import summary_measures
 
-    try:
-        with np.load(path) as z:
-            return {str(s) for s in z["stacks"]} if "stacks" in z.files else set()
-    except (OSError, ValueError, KeyError):
-        return set()
+    return set(summary_measures(path)["stacks"])
 
 
 def stacks_section(figures: list[Figure], layout: Layout) -> list[str]:

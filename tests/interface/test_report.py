@@ -3,6 +3,7 @@ effect (ratio variant/ours with a 95 % interval, or "not measured in this run" w
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -150,8 +151,8 @@ def test_manifest_and_deviation_texts_stay_inside_the_repository():
 
 
 def test_reproduction_names_the_figures_whose_shards_came_from_more_than_one_stack(tmp_path):
-    """report.stacks_section reads the summaries' `stacks`: a figure with two stacks among its cells is named
-    with both; a figure of one stack, or with a summary missing or written before stacks were, is not."""
+    """report.stacks_section reads the summaries' sidecars' `stacks`: a figure with two stacks among its cells is
+    named with both; a figure of one stack, or with a summary or its sidecar missing, is not."""
     from types import SimpleNamespace as NS
 
     import numpy as np
@@ -165,12 +166,14 @@ def test_reproduction_names_the_figures_whose_shards_came_from_more_than_one_sta
     def summary(algo, stacks):
         path = Path(lay.summary("d", 100, algo))
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(path, **({"stacks": np.asarray(stacks, dtype=np.str_)} if stacks is not None else {"n_runs": 1}))
+        np.savez(path, n_runs=1)
+        if stacks is not None:
+            path.with_suffix(".json").write_text(json.dumps({"wall_seconds": [1.0], "stacks": stacks}))
 
     summary("a", [old])
     summary("b", [new])
     summary("c", [new])
-    summary("e", None)  # written before summaries carried stacks
+    summary("e", None)  # its sidecar lost
     panel = lambda *algos: NS(dataset="d", horizon=100, algorithms=[NS(id=a) for a in algos])  # noqa: E731
     mixed = NS(id="fig-mixed", paper="p", panels=[panel("a"), panel("b", "missing")])
     same = NS(id="fig-same", paper="p", panels=[panel("b", "c", "e")])

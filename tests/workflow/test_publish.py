@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from banditrepro.workflow import publish
+from banditrepro.workflow import names, publish
 from banditrepro.workflow.plan import build_plan
 from tests.workflow.common import ROOT, test_config_dict
 
@@ -66,8 +66,14 @@ def test_every_store_entry_is_copied_to_its_fixed_path_and_listed_with_its_key(h
     assert text.startswith(f"published {len(pairs)} files: {len(pairs)} copied, 0 already current")
     assert all(Path(dest).read_bytes() == Path(src).read_bytes() for src, dest, _ in pairs)
     record = json.loads(Path(lay.published_json).read_text())
+    cells, config = record.pop("cells"), record.pop("config")
     assert record == {"results_dir": lay.results_dir, "base_seed": 7,
                       "files": {dest: {"key": key, "from": src} for src, dest, key in pairs}}
+    # every cell with its shards' key and what the key covers (the key recomputes from the parts); the config
+    # without the keys that change no result's bytes
+    assert sorted(cells) == sorted(plan.cell_names) and config["base_seed"] == 7
+    assert all(rec["key"] == plan.cell_names[c] == names.key_of_parts(rec) for c, rec in cells.items())
+    assert "shard_seconds" not in config and "batch_minutes" not in config and config["runs"] == plan.config["runs"]
     fig = plan.figures[0]
     assert record["files"][lay.figure_png(fig.paper, fig.id)]["key"] == plan.names.figure[(fig.paper, fig.id)]
     assert record["files"][lay.claims_csv]["key"] == plan.names.claims

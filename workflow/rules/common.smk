@@ -147,6 +147,8 @@ def get_published_targets(wildcards):
     """Every store entry the run publishes, asked for once the optional datasets' probes have run: their
     names cover the probes (checkpoints; at once when the status files exist).
     """
+    if PLAN.partial:  # first_run set: shards only
+        return []
     for dataset in PLAN.optional_datasets():
         checkpoints.probe_dataset.get(dataset=dataset)
     PLAN.rename_outputs()

@@ -82,7 +82,7 @@ def _cell_file(rel: PurePath) -> bool:
 
 def _summary_file(rel: PurePath) -> bool:
     name = _written_name(rel.name)
-    return name.endswith(".npz") and not name.startswith(".")
+    return name.endswith((".npz", ".json")) and not name.startswith(".")  # a summary and its sidecar
 
 
 def _batch_file(rel: PurePath) -> bool:
@@ -172,7 +172,7 @@ def named(plan) -> dict[str, tuple[str, set[str], object]]:
 
     lay = plan.layout
     cells = {plan.cell_folder(c) for c in plan.cell_names}
-    summaries = {lay.summary(*cell) for cell in plan.names.summary}
+    summaries = {p for cell in plan.names.summary for p in _with_sidecar(lay.summary(*cell))}
     entries = {os.path.dirname(src) for src, _, _ in pairs(plan)}
     batches = {p for b in plan.batches for p in (lay.batch_spec(b.name), lay.batch_done(b.name))}
     return {"shards": (lay.cells, cells, _cell_file), "summaries": (lay.summaries, summaries, _summary_file),
@@ -270,10 +270,15 @@ def current_shards(plan, algo: str | None) -> Recompute:
                      [e for e in ends if os.path.isfile(e)])
 
 
+def _with_sidecar(summary: str) -> tuple[str, str]:
+    return summary, str(Path(summary).with_suffix(".json"))
+
+
 def remove_recompute(todo: Recompute) -> None:
     """The figures' entries first, the shards last: an interrupted removal leaves figures to redraw or a
     summary without its shards, which the same command then lists and removes (current_shards)."""
-    for path in [*todo.figures, *todo.summaries, *todo.ends, *todo.shards]:
+    summaries = [p for s in todo.summaries for p in _with_sidecar(s)]
+    for path in [*todo.figures, *summaries, *todo.ends, *todo.shards]:
         Path(path).unlink(missing_ok=True)
     for folder in sorted({os.path.dirname(f) for f in todo.figures}):
         try:

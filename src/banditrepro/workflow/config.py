@@ -26,6 +26,18 @@ class ConfigError(ReproError):
 ALIASES = {"cells_per_job": "runs_per_shard", "job_seconds": "shard_seconds", "job_minutes": "batch_minutes"}
 
 
+# Keys that size or route the work and change no result's bytes (a shard's runs are the same whatever shard or
+# batch holds them; mirrors and download settings fetch the same checksummed files): left out of the config a
+# results folder records (``results_config``), so a cluster run and a laptop run of one config record the same
+ENGINE_KEYS = ("runs_per_shard", "shard_seconds", "batch_minutes", "partition_minutes", "data_mirrors", "download",
+               "first_run")
+
+
+def results_config(cfg: dict) -> dict:
+    """What a results folder records of its config (``published.json``): every key but the engine's."""
+    return {k: v for k, v in sorted(cfg.items()) if k not in ENGINE_KEYS and k not in ALIASES}
+
+
 def apply_aliases(cfg: dict, stderr=None) -> None:
     """Move each deprecated key's value to its new name (a new name given too wins), one line each."""
     for old, new in ALIASES.items():

@@ -99,11 +99,24 @@ def _user_file_sha(dataset: str, path: Path) -> str:
         raise ReproError(f"dataset {dataset!r}: cannot read {path} ({exc.strerror or exc}); run again") from None
 
 
-def cell_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
-    """A cell's shards' folder: everything a run's bytes depend on but the run index (in the shard's name)."""
+def cell_parts(algo: str, code: str, data: str, horizon: int, base_seed: int) -> dict:
+    """What a cell's shards' name covers, part by part (published.json records them, so that verify, merge and
+    compare can say which part differs between two machines)."""
     from banditrepro.shardformat import SHARD_FORMAT
 
-    return key("cell", algo, code, data, int(horizon), int(base_seed), SHARD_FORMAT, numerics_stack())
+    return {"algorithm": algo, "code": code, "data": data, "horizon": int(horizon), "base_seed": int(base_seed),
+            "format": SHARD_FORMAT, "stack": numerics_stack()}
+
+
+def key_of_parts(parts: dict) -> str:
+    """The cell key of ``cell_parts``' record (also of one read back from another machine's published.json)."""
+    return key("cell", parts["algorithm"], parts["code"], parts["data"], parts["horizon"], parts["base_seed"],
+               parts["format"], parts["stack"])
+
+
+def cell_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
+    """A cell's shards' folder: everything a run's bytes depend on but the run index (in the shard's name)."""
+    return key_of_parts(cell_parts(algo, code, data, horizon, base_seed))
 
 
 def summary_key(cell: str, runs: int, code: str) -> str:

@@ -29,7 +29,7 @@ import json
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from banditrepro import ReproError, jobsize
@@ -58,14 +58,14 @@ def existing_shards(folder) -> dict[int, int]:
     return out
 
 
-def plan_shards(runs: int, k: int, existing: dict[int, int]) -> list[tuple[int, int]]:
-    """Inclusive run ranges holding runs 0..runs-1: existing shards followed from run 0, then new ones of
-    ``k`` runs (the last clipped at ``runs``)."""
-    shards, p = [], 0
+def plan_shards(runs: int, k: int, existing: dict[int, int], first: int = 0) -> list[tuple[int, int]]:
+    """Inclusive run ranges holding runs first..runs-1: existing shards followed from run ``first``, then new
+    ones of ``k`` runs (the last clipped at ``runs``)."""
+    shards, p = [], first
     while p < runs and p in existing:
         shards.append((p, existing[p]))
         p = existing[p] + 1
-    return shards + [(a + p, b + p) for a, b in jobsize.chunks(runs - p, k)]
+    return shards + [(a + p, b + p) for a, b in jobsize.chunks(max(0, runs - p), k)]
 
 
 def shard_size(key: str, runs: int, config: dict) -> int:
@@ -100,6 +100,11 @@ class Plan:
     @property
     def cluster(self) -> bool:
         return self.config.get("batch_minutes") is not None
+
+    @property
+    def partial(self) -> bool:
+        """``first_run`` > 0: this run computes shards only (runs first_run..runs-1), nothing after them."""
+        return self.config.get("first_run", 0) > 0
 
     # --- paths ---------------------------------------------------------------------------------------------
     def root_path(self, p) -> str:
@@ -204,8 +209,19 @@ class Plan:
     def all_figure_outputs(self) -> list[str]:
         return [t for fig in self.figures for t in self.figure_outputs(fig)]
 
+    def first_targets(self) -> list[str]:
+        """What rule ``all`` asks for first: the summaries, so that the simulation starts while a first run's
+        probes run; with ``first_run`` set, the ends of the batches computing the missing shards, and nothing
+        after them."""
+        if self.partial:
+            return [self.batch_done(b.name) for b in self.batches]
+        return self.runtime_inputs()
+
     def all_targets(self) -> list[str]:
-        """Every store entry a run publishes (rule ``all``), leaderboards aside (leaderboard.targets)."""
+        """Every store entry a run publishes (rule ``all``), leaderboards aside (leaderboard.targets); none with
+        ``first_run`` set."""
+        if self.partial:
+            return []
         st = self.store
         return [*self.all_figure_outputs(), st.claims_csv, st.runtime_csv, st.report_md, st.reproduction_md,
                 st.software_json]
@@ -302,12 +318,14 @@ def pack_batches(plan: Plan, config: dict) -> list:
                          algorithm_of=kernel_of)
 
 
-def build_plan(config: dict, root, scan=True, cluster_minutes=None) -> Plan:
+def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, name every stored result, plan the shards of every cell and the batches computing the missing
     ones. ``scan``: look at which shards exist (see the module docstring); ``cluster_minutes``: the SLURM
     profile's batch size (engine.profile_minutes), merged in unless the config sets its own. ReproError (one
-    line) on bad input."""
+    line) on bad input. ``where`` (results folder, data folder): read a results folder outside the project,
+    with its prepared files (banditrepro/sharing: verify, merge and compare of a bundle); the names are the
+    same wherever the files lie."""
     from banditrepro import challengers, claims, papers
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.deviations import load_deviations
@@ -335,10 +353,12 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None) -> Plan:
     runs = cell_runs(plan.figures, config["runs"], config["max_runs"])
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
     plan.layout = Layout.from_config(config, plan.names)
+    if where is not None:
+        plan.layout = replace(plan.layout, results_dir=str(where[0]), data_dir=str(where[1]))
     names.name_plan(plan)
     for key, n in plan.cell_runs.items():
         existing = existing_shards(plan.cell_folder(key)) if scan else {}
-        plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing)
+        plan.cell_shards[key] = plan_shards(n, shard_size(key, n, config), existing, config["first_run"])
         plan.missing.update((key, a, b) for a, b in plan.cell_shards[key] if existing.get(a) != b)
     plan.batches = pack_batches(plan, config)
     plan.batch_of = {b.name: b for b in plan.batches}

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from banditrepro.atomic import write_bytes, write_text
+from banditrepro.workflow.config import results_config
 
 
 def pairs(plan) -> list[tuple[str, str, str]]:
@@ -37,6 +38,23 @@ def pairs(plan) -> list[tuple[str, str, str]]:
     out += [(st.claims_csv, pub.claims_csv, names.claims), (st.runtime_csv, pub.runtime_csv, names.runtime),
             (st.report_md, pub.report_md, names.report), (st.reproduction_md, pub.reproduction_md, names.report),
             (st.software_json, pub.software_json, names.software)]
+    return out
+
+
+def cell_records(plan) -> dict:
+    """cell -> its shards' key, what the key covers (names.cell_parts), its runs and its summary's key: what
+    verify, merge and compare read of a folder to find its shards and to say why another machine names them
+    otherwise. A record for readers: a shard is found and checked by its name, never trusted from here."""
+    from banditrepro.workflow import digests, names
+    from banditrepro.workflow.cells import split_key
+
+    out = {}
+    for cell in sorted(plan.cell_names):
+        dataset, horizon, algo = split_key(cell)
+        parts = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
+                                 plan.config["base_seed"])
+        out[cell] = {"key": plan.cell_names[cell], "runs": plan.cell_runs[cell],
+                     "summary": plan.names.summary[(dataset, horizon, algo)], **parts}
     return out
 
 
@@ -63,6 +81,9 @@ def publish(plan) -> str:
     from banditrepro.challengers import remove_stale_leaderboards
 
     lay = plan.layout
+    if plan.partial:
+        return (f"first_run {plan.config['first_run']}: shards only, nothing published "
+                "(banditrepro merge pools them with the other runs)\n")
     todo = pairs(plan)
     copied = []
     for src, dest, _ in todo:
@@ -76,7 +97,8 @@ def publish(plan) -> str:
     # results folders published before published.json existed: leaderboards of challengers no longer configured
     removed += [p for p in remove_stale_leaderboards(plan.figures, lay) if p not in removed]
     record = {"results_dir": lay.results_dir, "base_seed": plan.config["base_seed"],
-              "files": {dest: {"key": key, "from": src} for src, dest, key in todo}}
+              "files": {dest: {"key": key, "from": src} for src, dest, key in todo},
+              "config": results_config(plan.config), "cells": cell_records(plan)}
     text = json.dumps(record, indent=1, sort_keys=True) + "\n"
     if not (os.path.isfile(lay.published_json) and Path(lay.published_json).read_text() == text):
         write_text(lay.published_json, text)
