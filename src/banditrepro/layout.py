@@ -240,6 +240,17 @@ class Layout:
         """What the last publication put at the fixed paths, with the key of each (workflow/publish.py)."""
         return f"{self.results_dir}/published.json"
 
+    @property
+    def verification_json(self) -> str:
+        """What ``banditrepro verify --record`` checked (banditrepro/sharing/verify.py); the report shows it."""
+        return f"{self.results_dir}/verification.json"
+
+    @property
+    def received_json(self) -> str:
+        """The sources ``banditrepro merge`` pooled into this folder, with each bundle's sha256; the report
+        shows them."""
+        return f"{self.results_dir}/received.json"
+
     # --- the rules' output patterns (Snakemake wildcards in braces) ------------------------------------------
     def summary_pattern(self) -> str:
         return f"{self.summaries}/{{dataset}}/T{{horizon}}/{{algo}}/{{key}}.npz"

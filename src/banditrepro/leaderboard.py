@@ -158,10 +158,16 @@ def draw(df: pd.DataFrame, figures: list[Figure], paper: str, png, pdf) -> None:
 
 
 def build(figures: list[Figure], layout: Layout, paper: str, csv, md, png, pdf) -> pd.DataFrame:
+    df = write_tables(figures, layout, paper, csv, md)
+    draw(df, figures, paper, png, pdf)
+    return df
+
+
+def write_tables(figures: list[Figure], layout: Layout, paper: str, csv, md) -> pd.DataFrame:
+    """The leaderboard as CSV and Markdown, without drawing (what ``banditrepro verify`` re-derives)."""
     df = table(figures, layout, paper)
     write_text(csv, df.to_csv(index=False, float_format="%.6g"))
     write_text(md, markdown(df, figures, paper))
-    draw(df, figures, paper, png, pdf)
     return df
 
 

@@ -125,6 +125,7 @@ def build_report(figures: list[Figure], layout: Layout, claims_csv, runtime_csv,
                     lines.append(f"- **{c.verdict}** — {c.claim}. Test: {c.test}. Measured: {c.measured}{ci}.")
                 lines.append("")
     lines += challenger_section(figures, layout)
+    lines += provenance_section(layout, software=True)
     runtime = pd.read_csv(runtime_csv)
     lines += ["## Run time of the kernels", "", _md_table(runtime, list(runtime.columns))]
     text = "\n".join(lines) + "\n"
@@ -209,6 +210,37 @@ def deviation_effect(dev: dict, figures: list[Figure], layout: Layout) -> str:
     return "; ".join(dict.fromkeys(parts))
 
 
+def _json(path) -> dict | list | None:
+    import json
+
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def provenance_section(layout: Layout, software: bool = False) -> list[str]:
+    """Where the results came from and who checked them: the software stack (``software``: report.md), the
+    bundles and folders merged in (received.json: banditrepro merge, with each bundle's sha256) and the last
+    recorded verification (verification.json: banditrepro verify --record). Both files are part of the
+    report's name (workflow/names.py), so a new record gives a new report."""
+    lines = []
+    stack = _json(layout.software_json) if software else None
+    if isinstance(stack, dict):
+        lines += [f"- Software: Python {stack.get('python')}, Snakemake {stack.get('snakemake')}, "
+                  f"{len(stack.get('distributions', {}))} distributions (`software.json`)"]
+    received = _json(layout.received_json)
+    for entry in received.get("sources", []) if isinstance(received, dict) else []:
+        what = (f"bundle `{entry.get('source')}` (sha256 {entry['bundle_sha256']})" if entry.get("bundle_sha256")
+                else f"folder `{entry.get('source')}`")
+        lines.append(f"- Merged in: {what}: {entry.get('shards', 0)} shards")
+    check = _json(layout.verification_json)
+    if isinstance(check, dict):
+        lines.append(f"- Verified ({check.get('checked_at', 'time not recorded')}, seed {check.get('seed')}, "
+                     f"`banditrepro verify`): {check.get('summary', check.get('result'))}")
+    return ["## Software and provenance", "", *lines, ""] if lines else []
+
+
 def summary_stacks(path) -> set[str]:
     """The numerics stacks a cell's summary records in its sidecar (none for a missing summary or sidecar)."""
     from banditrepro.aggregate import summary_measures
@@ -278,6 +310,7 @@ def build_reproduction(figures: list[Figure], layout: Layout, claims_csv, deviat
                 lines.append(f"- Why it may not reproduce: {c['why_not']}")
             lines.append("")
     lines += stacks_section(figures, layout)
+    lines += provenance_section(layout)
     devs = load_deviations(deviations) if not isinstance(deviations, list) else deviations
     lines += ["## Deviations from the papers", "",
               "Every place where we depart from a paper's text or fill a gap it leaves open "

@@ -11,6 +11,8 @@ rule report_md:
         get_claims_inputs,
         claims=STORE.claims_csv,
         runtime=STORE.runtime_csv,
+        # the report's "Software and provenance" section names the stack
+        software=STORE.software_json,
         # only with challengers: the leaderboards, for the report's section on the challengers
         leaderboards=leaderboard.tables(PLAN.figures, STORE),
     output:

@@ -25,15 +25,21 @@ from banditrepro.layout import Layout
 from banditrepro.manifest import Figure
 
 __all__ = ["DRAWERS", "build_figure", "drawer", "final_columns", "instance_note", "kind", "panel_metrics",
-           "panel_status", "register", "table_latex", "table_markdown"]
+           "panel_status", "register", "table_latex", "table_markdown", "write_table"]
 
 
 def build_figure(fig: Figure, layout: Layout, png, pdf, table) -> pd.DataFrame:
     """Write the figure (PNG, PDF) and the table behind it as CSV plus Markdown and LaTeX beside it."""
-    make_table, draw = kind(fig.kind)
-    df = make_table(fig, layout)
+    df = write_table(fig, layout, table)
+    kind(fig.kind)[1](fig, png, pdf, layout)
+    return df
+
+
+def write_table(fig: Figure, layout: Layout, table) -> pd.DataFrame:
+    """The table behind a figure as CSV (``table``) plus Markdown and LaTeX beside it, without drawing (what
+    ``banditrepro verify`` re-derives)."""
+    df = kind(fig.kind)[0](fig, layout)
     write_text(table, df.to_csv(index=False, float_format="%.6g"))
     write_text(Path(table).with_suffix(".md"), table_markdown(df))
     write_text(Path(table).with_suffix(".tex"), table_latex(df, fig.title))
-    draw(fig, png, pdf, layout)
     return df

@@ -14,7 +14,9 @@ the bytes of a user's own matrix file and the probe of an optional dataset (both
                an optional dataset's probe                        -> <results>/store/figures/<paper>/<id>/<key>/
     claims     the claim entries and tests, the figures' keys     -> <results>/store/claims/<key>/claims.csv
     runtime    summary code and every summary's name
-    leaderboard, report, software: likewise from what they read
+    report     its code, the deviations, the figures, summaries, claims, run times, leaderboards, software, and
+               the bytes of verification.json and received.json (a recorded verify, the sources merged in)
+    leaderboard, software: likewise from what they read
 
 The fixed paths a reader opens (``<results>/figures/…``, ``claims.csv``, ``report.md`` …) are copies of store
 entries, brought up to date by the last step of every run (banditrepro/workflow/publish.py).
@@ -181,5 +183,7 @@ def name_outputs(plan) -> None:
                                    every_summary)
     n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()))
     n.software = key("software", software.stack())
+    # the report shows a recorded verification and the sources merged in (both read, never written, here)
+    provenance = [digests.bytes_digest(plan.layout.verification_json), digests.bytes_digest(plan.layout.received_json)]
     n.report = key("report", digests.report_code(), digests.bytes_digest(plan.deviations_file()), every_figure,
-                   every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()))
+                   every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()), n.software, provenance)
