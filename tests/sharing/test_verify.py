@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from banditrepro.atomic import npz_bytes
-from banditrepro.sharing import verify
+from banditrepro.sharing import differences, verify
 from tests.sharing.conftest import RESULTS, run
 from tests.workflow.common import shards_computed
 
@@ -78,8 +78,8 @@ def test_a_sample_is_spread_over_strata_and_fixed_by_its_seed():
 
 def test_the_first_differing_value_of_a_text_is_named():
     a = "x,y\n1,2\n3,4\n"
-    assert verify.text_difference(a, "x,y\n1,2\n3,5\n", ".csv") == "row 2, column 'y': '4' stored, '5' re-derived"
-    assert verify.text_difference("a\nb\n", "a\nc\n") == "line 2: 'b' stored, 'c' re-derived"
+    assert differences.text_difference(a, "x,y\n1,2\n3,5\n", ".csv") == "row 2, column 'y': '4' stored, '5' re-derived"
+    assert differences.text_difference("a\nb\n", "a\nc\n") == "line 2: 'b' stored, 'c' re-derived"
 
 
 # --- end to end on the shared reference run ---------------------------------------------------------------
