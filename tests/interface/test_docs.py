@@ -88,7 +88,9 @@ def test_readme_and_docs_name_only_files_that_exist():
 
 
 README = ROOT / "README.md"
-README_MAX_BYTES = 15_000  # issue 31: a README that fits a first hour; maintainers' material lives in docs/
+# issue 31: a README that fits a first hour; maintainers' material lives in docs/. Issue 39 asked for one more
+# user section ("Sharing and checking results", ~2.3 kB): 15,000 became 17,500
+README_MAX_BYTES = 17_500
 # the sections a user needs, in this order (the intro before the first one says what the project does);
 # src/banditrepro/workflow/engine.py's one-line stop names "Running on a cluster"
 README_SECTIONS = ["The two commands", "Outputs", "Configuration", "Running on a cluster",

@@ -222,10 +222,14 @@ def test_corrupt_files_are_removed_and_named_and_an_io_error_deletes_nothing(tes
     assert [ln for ln in lines if ln.startswith(f"corrupt summary {rel['flipped']} removed (")], out[-3000:]
     assert [ln for ln in lines if ln.startswith(f"{rel['eio']}: I/O error: {os.strerror(errno.EIO)} (errno EIO); "
                                                 "nothing deleted")], out[-3000:]
-    # and no other job: the two summaries and the figures drawing the corrupt one (the first to read it
-    # removes it, the others find it gone: "summary not found")
+    # and no other job: the two summaries and the figures drawing the corrupt one. The first to read it removes
+    # it; a reader started before that finds it gone ("summary not found", a failed job), one Snakemake starts
+    # after it is not run at all (its input is missing): how many of the others fail depends on the schedule
     readers = [f for f in plan["figures"].values() if cells["flipped"] in f["drawn"]]
-    assert len([ln for ln in lines if ln.startswith("banditrepro: job failed")]) == 2 + len(readers), out[-3000:]
+    failed = [ln for ln in lines if ln.startswith("banditrepro: job failed")]
+    assert len([ln for ln in failed if ln.startswith("banditrepro: job failed: rule summarize_cell;")]) == 2, failed
+    drawing = [ln for ln in failed if any(p in ln for f in readers for p in f["store"])]
+    assert 1 <= len(drawing) <= len(readers) and len(failed) == 2 + len(drawing), out[-3000:]
     assert not cut.exists() and not flipped.exists() and eio.exists()
     # nothing else removed or rewritten; nothing published (rule all did not run)
     after = mtimes(results)

@@ -145,6 +145,8 @@ def _data_keys(catalog) -> dict:
     (lambda s, d: d["arms"].update(means=[0.8, 0.1]), {"arms", "standin"}),
     (lambda s, d: d["standin"].update(fallback="from-raw"), {"standin"}),
     (lambda s, d: d["user"].update(path="other.txt"), {"user"}),  # another file (absent: "absent" bytes)
+    # who may receive a derived file is no part of what it holds (banditrepro bundle: names.PASSING_ON)
+    (lambda s, d: s["raw/a.txt"].update(redistribute=False), set()),
 ])
 def test_a_data_key_changes_with_its_entry_its_sources_and_its_fallbacks_key(tmp_path, edit, renamed):
     (tmp_path / "m.txt").write_text("0.5 0.6\n0.4 0.5\n")

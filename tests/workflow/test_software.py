@@ -98,8 +98,9 @@ def _plan_names():
 
 @pytest.mark.parametrize("dist", ["snakemake", "pandas", "numpy", "a-new-distribution"])
 def test_a_changed_environment_renames_software_json_and_nothing_else(tmp_path, monkeypatch, dist):
-    """The full environment names software.json only: it changes no number. (numpy and numba name the shards
-    through names.numerics_stack, read from the installed metadata: tests/workflow/test_names.py.)"""
+    """The full environment names software.json, and the report that prints it ("Software and provenance"), only:
+    it changes no number. (numpy and numba name the shards through names.numerics_stack, read from the installed
+    metadata: tests/workflow/test_names.py.)"""
     from dataclasses import asdict
 
     monkeypatch.chdir(tmp_path)
@@ -110,8 +111,9 @@ def test_a_changed_environment_renames_software_json_and_nothing_else(tmp_path, 
     cells2, names2, path2 = _plan_names()
     assert names2.software != names.software and path2 != path and names2.software in path2.split("/")
     assert cells2 == cells
-    assert {k: v for k, v in asdict(names2).items() if k != "software"} == \
-        {k: v for k, v in asdict(names).items() if k != "software"}
+    assert names2.report != names.report
+    assert {k: v for k, v in asdict(names2).items() if k not in ("software", "report")} == \
+        {k: v for k, v in asdict(names).items() if k not in ("software", "report")}
 
 
 @pytest.mark.workflow

@@ -1,11 +1,386 @@
-"""(being written)"""
+"""``banditrepro merge SOURCE... --into RESULTS_DIR``: pool runs computed elsewhere (results folders, bundles) into a
+results folder of this project, so that the next Snakemake run computes only what no source holds.
+
+1. *Ours or foreign.* A shard is ours when its folder carries the key this checkout's plan gives its cell
+   (``plan.cell_names``; the plan of ``--configfile``/``--config`` with ``results_dir`` the ``--into`` folder).
+   Any other is foreign (other code, data, seed, format or numerics stack, or a cell this config does not draw):
+   refused, one line each saying which part of its name differs where the source's published.json records it;
+   with ``--keep-foreign`` stored untouched under its own name (for ``verify``), where this config never reads.
+2. *Every run held twice agrees.* A run in two places (two sources, or a source and the ``--into`` folder), in
+   whatever shards, must agree byte for byte: every per-run array's slice of that run (dtype and bytes) and the
+   shared arrays. Every shard is also checked against its name (its runs, horizon, base seed). On any
+   disagreement nothing is written and the lines name both places, the cell, the run and the array.
+3. *Copy.* Every shard not in the folder yet goes to the same path under ``--into``: its ``.json`` sidecar
+   first, its ``.npz`` last (the file that makes a shard complete), each atomic and synced. ``received.json``
+   then records the sources (with each bundle's sha256): report.md names them.
+
+Runs split across machines combine because a shard's bytes do not depend on which shard holds its runs (each
+run draws from its own stream) and the plan follows a cell's shards from run 0, taking the longest file at
+each start (banditrepro/workflow/plan.py).
+
+Exit status: 0 when every shard was merged (or already there), 1 when one was refused or two copies of a run
+disagree (then nothing is written), 2 on bad input.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
-def add_arguments(parser) -> None:
-    pass
+import numpy as np
+
+from banditrepro import ReproError
+
+RECEIVED = "received.json"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("sources", nargs="*", metavar="SOURCE", help="results folders or bundles (.tar.gz) to merge")
+    p.add_argument("--into", metavar="RESULTS_DIR", help="the results folder of this project to merge into (the "
+                   "config's results_dir; created if missing)")
+    p.add_argument("--keep-foreign", action="store_true", help="store shards named otherwise than this config "
+                   "names them under their own names (for verify); this config never reads them")
+    p.add_argument("--configfile", action="extend", nargs="+", help="the config whose shards to merge (as "
+                   "snakemake --configfile)")
+    p.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="as snakemake --config")
+    p.add_argument("--profile", metavar="DIR", help="workflow profile whose config: entries apply")
 
 
 def run(args) -> int:
-    raise NotImplementedError
+    from banditrepro.workflow.plan import project_plan
+
+    root = args.project_info.root
+    if root is None:
+        raise ReproError(f"no project folder here ({args.project_info.hint()})")
+    if not args.sources:
+        raise ReproError("merge: no SOURCE given (results folders or bundles to merge)")
+    if not args.into:
+        raise ReproError("merge: --into RESULTS_DIR is required (the results folder of this project to merge into)")
+    root = Path(root).resolve()
+    into = target_folder(args.into, root)
+    given = [(s, Path(s).resolve()) for s in args.sources]  # before the plan moves to the project folder
+    rel = into.relative_to(root).as_posix()
+    overrides = list(args.config or ())
+    for item in overrides:
+        k, _, v = item.partition("=")
+        if k.strip() == "results_dir" and v.strip().strip("'\"").rstrip("/") != rel:
+            raise ReproError(f"--config results_dir={v} is not the --into folder {args.into}: give one of them")
+    with contextlib.ExitStack() as stack:
+        sources = open_sources(given, into, root, stack)  # bad input first: the plan takes seconds
+        plan = project_plan(args.project_info, args.configfile or (), [*overrides, f"results_dir={rel}"],
+                            args.profile and Path(args.profile).resolve(), scan=False)
+        outcome = merge(sources, into, plan, keep_foreign=args.keep_foreign)
+    for line in outcome.lines:
+        print(line)
+    return 0 if outcome.ok else 1
+
+
+def target_folder(text: str, root: Path) -> Path:
+    """The ``--into`` folder, absolute: inside the project (not the project itself), a folder or nothing yet."""
+    into = Path(text).resolve()
+    try:
+        inside = into != root and into.relative_to(root) is not None
+    except ValueError:
+        inside = False
+    if not inside:
+        raise ReproError(f"--into {text}: not a folder of this project ({root}): the results folder must be inside it")
+    if into.exists() and not into.is_dir():
+        raise ReproError(f"--into {text}: exists and is not a folder")
+    return into
+
+
+def open_sources(given, into: Path, root: Path, stack) -> list:
+    """Every source opened (sources.open_source; bundles unpacked until ``stack`` closes); bad input: one line."""
+    from banditrepro.sharing.sources import open_source
+
+    seen, out = {}, []
+    for text, path in given:
+        if path == into:
+            raise ReproError(f"{text}: is the --into folder itself")
+        if path in seen:
+            raise ReproError(f"{text}: named twice (as {seen[path]})")
+        seen[path] = text
+        src = stack.enter_context(open_source(path, data_dir=root / "data"))
+        src.given = text
+        out.append(src)
+    return out
+
+
+# --- what is merged ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Held:
+    """A shard file in one place: a source's, or the --into folder's (``source`` None)."""
+    origin: str  # how the lines name that place
+    cell: str
+    key: str
+    first: int
+    last: int
+    path: Path
+    source: object = field(default=None, compare=False)  # its sources.Source (None: the --into folder)
+
+    @property
+    def rel(self) -> str:
+        return f"cells/{self.cell}/{self.key}/runs{self.first}-{self.last}.npz"
+
+
+@dataclass
+class Outcome:
+    lines: list = field(default_factory=list)
+    refused: int = 0
+    disagree: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not (self.refused or self.disagree)
+
+
+def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcome:
+    """Merge the shards of ``sources`` (sources.Source) into the results folder ``into`` as ``plan`` names them;
+    nothing is written unless every run held twice agrees."""
+    out = Outcome()
+    chosen, foreign = [], set()
+    for src in sources:
+        for s in src.shards():
+            held = Held(src.given, s.cell, s.key, s.first, s.last, s.path, src)
+            if plan.cell_names.get(s.cell) == s.key:
+                chosen.append(held)
+                continue
+            why = why_foreign(s.cell, s.key, plan, src)
+            if keep_foreign:
+                chosen.append(held)
+                foreign.add(held)
+            else:
+                out.refused += 1
+                out.lines.append(f"refused {held.rel} from {src.given}: {why}")
+    groups: dict = {}
+    for h in chosen:
+        groups.setdefault((h.cell, h.key), []).append(h)
+    foreign_cells = {(h.cell, h.key) for h in foreign}
+    for (cell, key), held in sorted(groups.items()):
+        folder = into / "cells" / cell / key
+        here = [Held(f"the --into folder {into}", cell, key, a, b, folder / f"runs{a}-{b}.npz")
+                for a, b in stored_shards(folder)]
+        seed = None if (cell, key) in foreign_cells else plan.config["base_seed"]
+        for line in check_runs(cell, [*here, *held], seed):
+            out.disagree += 1
+            out.lines.append(line)
+    if out.disagree:
+        out.lines.append(f"nothing merged: {_n(out.disagree, 'disagreement')} (every run held twice must agree "
+                         f"byte for byte); nothing written into {into}")
+        return out
+    _copy(sources, chosen, foreign, into, out)
+    return out
+
+
+def stored_shards(folder: Path) -> list[tuple[int, int]]:
+    """(first, last) of every shard file in ``folder``, sorted (each file, not only the longest at a start)."""
+    from banditrepro.workflow.plan import SHARD_NAME
+
+    try:
+        found = [SHARD_NAME.fullmatch(p.name) for p in folder.iterdir()]
+    except OSError:  # no folder yet
+        return []
+    return sorted((int(m.group(1)), int(m.group(2))) for m in found if m and int(m.group(2)) >= int(m.group(1)))
+
+
+def why_foreign(cell: str, key: str, plan, src) -> str:
+    """Why a shard's name is not the one this config gives its cell: the parts that differ, where the source's
+    published.json records the cell under that key."""
+    from banditrepro.workflow import digests, names
+    from banditrepro.workflow.cells import split_key
+
+    ours = plan.cell_names.get(cell)
+    if ours is None:
+        return "its cell is not one of this config's (other papers, challengers or horizons)"
+    rec = src.cells.get(cell)
+    if not isinstance(rec, dict) or rec.get("key") != key or _key_of(rec) != key:
+        return (f"its name ({key}) is not this config's ({ours}) and {src.given} records no parts for it (a "
+                "folder computed with first_run, or left from other code or config)")
+    dataset, horizon, algo = split_key(cell)
+    parts = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon, plan.config["base_seed"])
+    differs = [k for k in parts if rec.get(k) != parts[k]]
+    shown = "; ".join(f"{k} {_part(k, rec.get(k), parts[k])}" for k in differs)
+    return f"its name covers other {', '.join(differs)} than this config's ({shown})"
+
+
+def _key_of(rec: dict) -> str | None:
+    from banditrepro.workflow.names import key_of_parts
+
+    try:
+        return key_of_parts(rec)
+    except (KeyError, TypeError):
+        return None
+
+
+def _part(name: str, theirs, ours) -> str:
+    if isinstance(theirs, dict) and isinstance(ours, dict):
+        keys = [k for k in sorted(set(theirs) | set(ours)) if theirs.get(k) != ours.get(k)]
+        return ", ".join(f"{k} {theirs.get(k)} here {ours.get(k)}" for k in keys)
+    if isinstance(theirs, str) and isinstance(ours, str) and len(theirs) > 16:
+        return f"{theirs[:12]}… here {ours[:12]}…"
+    return f"{theirs} here {ours}"
+
+
+# --- every run held twice agrees ---------------------------------------------------------------------------
+
+
+def check_runs(cell: str, held: list, base_seed: int | None) -> list[str]:
+    """Lines for a cell's runs that two of ``held`` hold otherwise (the first differing run and array of each
+    pair of places), and for a shard that does not hold what its name says; [] when all agree."""
+    from banditrepro.cell import load_runs
+    from banditrepro.workflow.cells import split_key
+
+    horizon = split_key(cell)[1]
+    first_of: dict = {}  # run -> (Held, block, index) of the first place holding it
+    lines, pairs = [], set()
+    for h in held:
+        try:
+            block = load_runs(h.path)
+        except ReproError as exc:
+            raise ReproError(f"{h.origin}: {exc}; nothing merged") from None
+        runs = [int(r) for r in np.asarray(block["run"])]
+        wrong = _against_name(block, runs, h, horizon, base_seed)
+        if wrong:
+            lines.append(f"disagree: {h.rel} of {h.origin} does not hold what its name says ({wrong})")
+            continue
+        for i, r in enumerate(runs):
+            if r not in first_of:
+                first_of[r] = (h, block, i)
+                continue
+            other, ob, oi = first_of[r]
+            if (other.origin, h.origin) in pairs:
+                continue
+            diff = run_difference(ob, oi, block, i)
+            if diff:
+                pairs.add((other.origin, h.origin))
+                lines.append(f"disagree: {cell} run {r}, {diff[0]}: {other.origin} holds {diff[1]} "
+                             f"({other.rel}), {h.origin} holds {diff[2]} ({h.rel})")
+    return lines
+
+
+def _against_name(block: dict, runs: list, h: Held, horizon: int, base_seed: int | None) -> str | None:
+    if runs != list(range(h.first, h.last + 1)):
+        return f"runs {runs[:3]}{'…' if len(runs) > 3 else ''}"
+    if int(block["horizon"]) != horizon:
+        return f"horizon {block['horizon']}"
+    if base_seed is not None and int(block["base_seed"]) != base_seed:
+        return f"base seed {block['base_seed']}, this config's {base_seed}"
+    return None
+
+
+def run_difference(a: dict, i: int, b: dict, j: int) -> tuple[str, str, str] | None:
+    """(array, value in a, value in b) of the first array in which run ``i`` of block ``a`` and run ``j`` of
+    block ``b`` differ in dtype, shape or bytes (the shared arrays, then the per-run arrays' slices), or None."""
+    from banditrepro.cell import SHARED_KEYS
+
+    if sorted(a) != sorted(b):
+        return "arrays", str(sorted(set(a) - set(b))), str(sorted(set(b) - set(a)))
+    for k in sorted(a, key=lambda k: (k not in SHARED_KEYS, k)):
+        x, y = (np.asarray(a[k]), np.asarray(b[k])) if k in SHARED_KEYS else (np.asarray(a[k])[i], np.asarray(b[k])[j])
+        if x.dtype != y.dtype or x.shape != y.shape:
+            return k, f"{x.dtype}{list(x.shape)}", f"{y.dtype}{list(y.shape)}"
+        if x.tobytes() != y.tobytes():
+            return (k, *_first_value(x, y))
+    return None
+
+
+def _first_value(x: np.ndarray, y: np.ndarray) -> tuple[str, str]:
+    from banditrepro.sharing.differences import value
+
+    if x.ndim == 0:
+        return value(x), value(y)
+    n = next(n for n in range(x.size) if x.flat[n].tobytes() != y.flat[n].tobytes())
+    where = list(np.unravel_index(n, x.shape))
+    return f"{value(x.flat[n])} at {where}", f"{value(y.flat[n])} at {where}"
+
+
+# --- copying -----------------------------------------------------------------------------------------------
+
+
+def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome) -> None:
+    """Copy every chosen shard not in ``into`` yet (sidecar first, .npz last), one line per source and a last
+    line; record the sources that gave shards in received.json."""
+    from banditrepro.atomic import write_bytes
+
+    copied_total, present_total, received = 0, 0, []
+    done: set = set()
+    for src in sources:
+        mine = [h for h in chosen if h.source is src]
+        copied, kept, present = [], 0, 0
+        for h in mine:
+            dest = into / h.rel
+            if h.rel in done or dest.is_file():
+                present += 1
+                continue
+            side = h.path.with_suffix(".json")
+            if side.is_file():
+                write_bytes(dest.with_suffix(".json"), side.read_bytes(), durable=True, sync_dir=False)
+            write_bytes(dest, h.path.read_bytes(), durable=True)
+            done.add(h.rel)
+            if h in foreign:
+                kept += 1
+            else:
+                copied.append(h)
+        line = f"merged {_n(len(copied), 'shard')}{_runs_text(copied)} from {src.given}"
+        if kept:
+            line += f"; kept {_n(kept, 'foreign shard')} under their own names (for verify; never read here)"
+        if present:
+            line += f"; {present} already there"
+        out.lines.append(line)
+        copied_total += len(copied) + kept
+        present_total += present
+        if copied or kept:
+            received.append({"source": src.given, "bundle_sha256": src.bundle_sha256, "shards": len(copied) + kept})
+    if received:
+        _record(into, received)
+    tail = f"; {out.refused} refused (named otherwise than this config's: --keep-foreign stores them)" \
+        if out.refused else ""
+    out.lines.append(f"into {into}: {_n(copied_total, 'shard')} copied, {present_total} already there{tail}; snakemake "
+                     "with this config computes only the runs no source held")
+
+
+def _runs_text(copied: list) -> str:
+    """`` (runs 0-1 of 6 cells)``: the runs copied per cell, cells with the same runs counted together."""
+    if not copied:
+        return ""
+    per_cell: dict = {}
+    for h in copied:
+        per_cell.setdefault(h.cell, set()).update(range(h.first, h.last + 1))
+    counts: dict = {}
+    for runs in per_cell.values():
+        text = _ranges(sorted(runs))
+        counts[text] = counts.get(text, 0) + 1
+    parts = [f"runs {t} of {_n(n, 'cell')}" for t, n in sorted(counts.items(), key=lambda x: -x[1])]
+    return f" ({', '.join(parts)})"
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def _ranges(runs: list) -> str:
+    """Sorted run indices as ranges: ``0-3``, ``0-1,5``."""
+    spans = []
+    for r in runs:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1][1] = r
+        else:
+            spans.append([r, r])
+    return ",".join(f"{a}-{b}" if b != a else f"{a}" for a, b in spans)
+
+
+def _record(into: Path, received: list) -> None:
+    """Add the sources to ``<into>/received.json`` (report.md's "Merged in" lines; part of the report's name)."""
+    from banditrepro.atomic import write_json
+
+    path = into / RECEIVED
+    try:
+        found = json.loads(path.read_text())
+    except (OSError, ValueError):
+        found = {}
+    before = found.get("sources") if isinstance(found, dict) else None
+    write_json(path, {"sources": [*(before if isinstance(before, list) else []), *received]}, durable=True)

@@ -192,8 +192,11 @@ def _cells(plan, src, result: Result) -> list[CellCheck]:
 
     recorded = src.cells
     out = []
+    unrun = unavailable_datasets(plan, src)
     for cell in sorted(plan.cell_names):
         dataset, horizon, algo = split_key(cell)
+        if dataset in unrun:
+            continue
         rec = recorded.get(cell)
         ours = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
                                 plan.config["base_seed"])
@@ -208,11 +211,30 @@ def _cells(plan, src, result: Result) -> list[CellCheck]:
             result.mismatch(f"cells/{cell}/{key}: holds runs 0-{covered - 1} of 0-{runs - 1}" if covered else
                             f"cells/{cell}/{key}: no shard stored (the cell's {runs} runs are missing)")
         out.append(CellCheck(cell, key, differs, tuple((a, b, folder / f"runs{a}-{b}.npz") for a, b in held)))
+    if unrun:
+        result.note(f"note: {', '.join(sorted(unrun))} not run (an optional dataset its probe found unavailable): "
+                    "their cells are not checked")
     differ = sorted({p for c in out for p in c.differs})
     if differ:
         n = sum(bool(c.differs) for c in out)
         result.note(f"note: this checkout names {n} of {len(out)} cells otherwise than the source ({', '.join(differ)} "
                     f"differ): their runs are compared within {TOLERANCE:g}, not byte for byte")
+    return out
+
+
+def unavailable_datasets(plan, src) -> set[str]:
+    """The optional datasets of the plan that the source's run did not draw: their probe status (the source's,
+    else none) says unavailable. Their cells were planned but never computed (their panels say *not run*)."""
+    import json
+
+    out = set()
+    for dataset in plan.optional_datasets():
+        try:
+            status = json.loads((src.data / "status" / f"{dataset}.json").read_text())
+        except (OSError, ValueError):
+            status = {}
+        if not status.get("available"):
+            out.add(dataset)
     return out
 
 

@@ -83,9 +83,17 @@ def data_key(catalog, dataset: str, _seen=()) -> str:
         raise ReproError(f"dataset {dataset!r} is its own fallback")
     user = catalog.user_file(dataset)
     user_sha = None if user is None else _user_file_sha(dataset, user)
-    return key("data", catalog.dataset(dataset), [catalog.source(s) for s in catalog.raw_inputs(dataset)],
+    return key("data", catalog.dataset(dataset), [_holds(catalog.source(s)) for s in catalog.raw_inputs(dataset)],
                [data_key(catalog, d, (*_seen, dataset)) for d in catalog.dataset_inputs(dataset)], user_sha,
                prepare_code())
+
+
+# a source entry's keys that say who may receive its derived files, never what they hold (banditrepro bundle)
+PASSING_ON = ("redistribute",)
+
+
+def _holds(source: dict) -> dict:
+    return {k: v for k, v in source.items() if k not in PASSING_ON}
 
 
 def _user_file_sha(dataset: str, path: Path) -> str:
