@@ -3,6 +3,9 @@ config narrowed to Winner Stays at T = 500 (about 30 s on 2 cores). Tests work o
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,3 +39,20 @@ def project(reference, tmp_path) -> Path:
 
 
 RESULTS = TEST_RESULTS
+CLI = [sys.executable, "-m", "banditrepro"]
+
+
+def run_bundle(proj: Path, *args: str, env=None) -> subprocess.CompletedProcess:
+    """``banditrepro bundle`` in ``proj``, without the caller's SOURCE_DATE_EPOCH (it sets the bytes' one date)."""
+    env = {**{k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, **(env or {})}
+    return subprocess.run([*CLI, "bundle", *args, "--project", str(proj)], cwd=proj, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+@pytest.fixture(scope="session")
+def bundled(reference, tmp_path_factory) -> tuple[Path, str]:
+    """The bundle of the reference run, made by ``banditrepro bundle`` (never modified), and what it printed."""
+    out = tmp_path_factory.mktemp("bundle") / "reference.tar.gz"
+    r = run_bundle(reference, RESULTS, "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    return out, r.stdout

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tarfile
 import time
 from pathlib import Path
@@ -24,18 +23,10 @@ from banditrepro import ReproError
 from banditrepro.datasets.catalog import load_catalog
 from banditrepro.sharing import bundle
 from banditrepro.sharing.sources import open_source
-from tests.sharing.conftest import RESULTS
+from tests.sharing.conftest import RESULTS, run_bundle
 from tests.workflow.common import ROOT
 
-CLI = [sys.executable, "-m", "banditrepro"]
 WITHHELD = {"sushi16", "mslr5", "yelp"}  # what config/datasets.yaml forbids passing on (docs/data.md, Bundles)
-
-
-def run_bundle(proj: Path, *args: str, env=None) -> subprocess.CompletedProcess:
-    """``banditrepro bundle`` in ``proj``, without the caller's SOURCE_DATE_EPOCH (it sets the bytes' one date)."""
-    env = {**{k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, **(env or {})}
-    return subprocess.run([*CLI, "bundle", *args, "--project", str(proj)], cwd=proj, capture_output=True, text=True,
-                          timeout=600, env=env)
 
 
 def members(archive: Path) -> dict[str, bytes]:
@@ -56,17 +47,6 @@ def listed(checksums: bytes) -> dict[str, str]:
 
 def graph(files: dict[str, bytes]) -> dict[str, dict]:
     return {e["@id"]: e for e in json.loads(files[bundle.CRATE])["@graph"]}
-
-
-@pytest.fixture(scope="module")
-def bundled(reference, tmp_path_factory) -> tuple[Path, str]:
-    """The bundle of the reference run (never modified) and what the command printed."""
-    out = tmp_path_factory.mktemp("bundle") / "reference.tar.gz"
-    t = time.perf_counter()
-    r = run_bundle(reference, RESULTS, "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    print(f"bundled the reference run in {time.perf_counter() - t:.1f} s: {r.stdout.strip()}")
-    return out, r.stdout
 
 
 # --- units ------------------------------------------------------------------------------------------------

@@ -11,7 +11,6 @@ import math
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -105,12 +104,9 @@ def test_the_interval_moves_by_its_midpoint_and_its_width():
 
 
 @pytest.mark.workflow
-def test_a_run_agrees_with_itself_its_clone_and_its_bundle(reference, project, tmp_path):
+def test_a_run_agrees_with_itself_its_clone_and_its_bundle(reference, project, bundled):
     res = reference / RESULTS
-    bundle = tmp_path / "run.tar.gz"
-    with tarfile.open(bundle, "w:gz") as tar:  # a bundle's layout: results/ and data/ of one run
-        tar.add(res, "results")
-        tar.add(reference / "data", "data")
+    bundle = bundled[0]  # made by banditrepro bundle
     n_claims = len(read_rows(res / "claims.csv")) - 1
     for other in (str(res), str(project / RESULTS), str(bundle)):
         r = banditrepro(reference, str(res), other)
