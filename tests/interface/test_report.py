@@ -182,3 +182,21 @@ def test_reproduction_names_the_figures_whose_shards_came_from_more_than_one_sta
     assert named == [f"- figure `fig-mixed` (p): its shards came from 2 stacks: {old}; {new}"]
     assert any("clean --shards" in ln for ln in lines)
     assert stacks_section([same], lay) == []
+
+
+def test_the_provenance_section_names_a_merged_bundle_by_its_sha256(tmp_path):
+    """A folder that came from a bundle (banditrepro merge writes received.json) says so in report.md's
+    "Software and provenance", with the bundle's sha256; a folder merged in is named as a folder; nothing
+    recorded, no section."""
+    from banditrepro.report import provenance_section
+
+    layout = layout_at(tmp_path)
+    assert provenance_section(layout) == []
+    sha = "ab" * 32
+    Path(layout.received_json).write_text(json.dumps({"sources": [
+        {"source": "/x/lab-b.tar.gz", "bundle_sha256": sha, "shards": 12},
+        {"source": "/x/lab-c/results", "bundle_sha256": None, "shards": 3}]}))
+    lines = provenance_section(layout)
+    assert lines[0] == "## Software and provenance"
+    assert f"- Merged in: bundle `/x/lab-b.tar.gz` (sha256 {sha}): 12 shards" in lines
+    assert "- Merged in: folder `/x/lab-c/results`: 3 shards" in lines

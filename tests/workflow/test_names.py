@@ -389,3 +389,20 @@ def test_the_same_config_twice_gives_the_same_names_and_leaderboards_follow_the_
     c = _changed(joined, _plan(manifest=str(manifest), challengers=["uniform-pairs"]))
     assert c["figure"] == {("dp-ts-ucb", fig_id)} and c["leaderboard"] == {"c2b", "winner-stays"}
     assert c["claims"] and c["report"] and c["cells"] == set() and c["summary"] == set()
+
+
+@pytest.mark.parametrize("record", ["verification_json", "received_json"])
+def test_a_recorded_verification_or_merge_renames_the_report_alone(tmp_path, monkeypatch, record):
+    """verify --record and merge write a record the report shows ("Software and provenance"): its bytes name the
+    report, and nothing else (no shard, summary, figure or claim is made again)."""
+    monkeypatch.chdir(tmp_path)  # the plan's paths are relative to where Snakemake runs
+    results = "results/t"
+    before = _plan(results_dir=results)
+    path = Path(getattr(before.layout, record))
+    path.parent.mkdir(parents=True)
+    path.write_text('{"sources": []}\n')
+    written = _plan(results_dir=results)
+    c = _changed(before, written)
+    assert c["report"] and not any(v for k, v in c.items() if k != "report"), c
+    path.write_text('{"sources": [{"source": "x.tar.gz", "bundle_sha256": "00", "shards": 1}]}\n')
+    assert _plan(results_dir=results).names.report not in (before.names.report, written.names.report)
