@@ -32,8 +32,8 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from banditrepro import ReproError
+from banditrepro.sharing.sources import BUNDLE_SUFFIXES as SUFFIXES  # what sources.open_source reads
 
-SUFFIXES = (".tar.gz", ".tgz")
 CHECKSUMS, CRATE, README, WORKFLOW = "checksums.sha256", "ro-crate-metadata.json", "README.md", "workflow/Snakefile"
 KEY = re.compile(r"[0-9a-f]{16}")
 NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=,-]*")  # a dataset or an algorithm id: one path part, never ".."
