@@ -41,7 +41,7 @@ rule all:
     input:
         # the summaries first, so that the simulation starts while a first run's probes run (first_run set:
         # the batches' ends, and nothing after them)
-        PLAN.first_targets(),
+        get_first_targets,
         get_published_targets,
     log:
         PLAN.log("publish"),

@@ -95,10 +95,19 @@ def get_runtime_inputs(wildcards):
     return PLAN.runtime_inputs()
 
 
-def get_claims_inputs(wildcards):
-    """Claims and the report read the figures' tables and, beside them, the summaries and
-    prepared files the figures drew: declared, so that one deleted by hand is made again
-    first, never read as missing (a claim "not run")."""
+def probed():
+    """Wait for the optional datasets' probes (checkpoints), then name the figures and what reads them by
+    what the probes found: every job past the summaries asks for its inputs through this, so none runs
+    under, or reads by, a name computed before the probes ran (a first run)."""
+    for dataset in PLAN.optional_datasets():
+        checkpoints.probe_dataset.get(dataset=dataset)
+    PLAN.rename_outputs()
+
+
+def drawn_inputs():
+    """What claims and the report read: the figures' tables and, beside them, the summaries and prepared
+    files the figures drew (declared, so that one deleted by hand is made again first, never read as missing).
+    """
     return sorted(
         {
             t
@@ -111,6 +120,31 @@ def get_claims_inputs(wildcards):
     )
 
 
+def get_claims_inputs(wildcards):
+    probed()
+    PLAN.check_key("claims", None, wildcards.key)
+    return drawn_inputs()
+
+
+def get_report_inputs(wildcards):
+    """The report's inputs by the names the probes settled (never an entry named before them)."""
+    probed()
+    PLAN.check_key("report", None, wildcards.key)
+    return {
+        "drawn": drawn_inputs(),
+        "claims": STORE.claims_csv,
+        "runtime": STORE.runtime_csv,
+        "software": STORE.software_json,
+        "leaderboards": leaderboard.tables(PLAN.figures, STORE),
+    }
+
+
+def get_leaderboard_inputs(wildcards):
+    probed()
+    PLAN.check_key("leaderboard", wildcards.paper, wildcards.key)
+    return leaderboard.inputs(PLAN.figures, STORE, wildcards.paper)
+
+
 def get_dataset_status(dataset):
     """For optional datasets: the probe's verdict (evaluated after the checkpoint ran)."""
     import json
@@ -120,6 +154,7 @@ def get_dataset_status(dataset):
 
 
 def get_figure_inputs(wildcards):
+    probed()
     PLAN.check_key("figure", (wildcards.paper, wildcards.figure), wildcards.key)
     return PLAN.figure_inputs(wildcards.paper, wildcards.figure, get_dataset_status)
 
@@ -143,13 +178,16 @@ def get_user_file(wildcards):
     return [f for f in [PLAN.declared_file(wildcards.dataset)] if f]
 
 
-def get_published_targets(wildcards):
-    """Every store entry the run publishes, asked for once the optional datasets' probes have run: their
-    names cover the probes (checkpoints; at once when the status files exist).
+def get_first_targets(wildcards):
+    """What rule ``all`` asks for first (Plan.first_targets); with ``first_run`` set, an optional dataset's
+    batches only where its probe found it (offline, Yahoo30 is probed, never fetched).
     """
+    return PLAN.first_targets(get_dataset_status)
+
+
+def get_published_targets(wildcards):
+    """Every store entry the run publishes, asked for once the optional datasets' probes have run."""
     if PLAN.partial:  # first_run set: shards only
         return []
-    for dataset in PLAN.optional_datasets():
-        checkpoints.probe_dataset.get(dataset=dataset)
-    PLAN.rename_outputs()
+    probed()
     return PLAN.all_targets() + leaderboard.targets(PLAN.figures, STORE)

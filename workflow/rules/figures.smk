@@ -46,4 +46,4 @@ rule claims:
         runtime=10,
         mem_mb=1000,
     run:
-        jobs.claims(PLAN, output, log)
+        jobs.claims(PLAN, input, output, log)

@@ -10,7 +10,7 @@ localrules:
 
 rule leaderboard:
     input:
-        lambda wc: leaderboard.inputs(PLAN.figures, STORE, wc.paper),
+        get_leaderboard_inputs,
     output:
         # the HTML report (snakemake --report) shows each leaderboard, figure and table, in its own category
         csv=report(

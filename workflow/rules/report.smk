@@ -8,13 +8,8 @@ report: "../report/workflow.rst"
 
 rule report_md:
     input:
-        get_claims_inputs,
-        claims=STORE.claims_csv,
-        runtime=STORE.runtime_csv,
-        # the report's "Software and provenance" section names the stack
-        software=STORE.software_json,
-        # only with challengers: the leaderboards, for the report's section on the challengers
-        leaderboards=leaderboard.tables(PLAN.figures, STORE),
+        # figures' tables, claims, run times, software (the report's provenance section), leaderboards
+        unpack(get_report_inputs),
     output:
         STORE.single_pattern("report", "report.md"),
         # every claim with its location, interval and verdict; every deviation with its measured effect

@@ -16,6 +16,18 @@ from pathlib import Path
 from banditrepro.workflow.cells import algorithm_of, cell_key
 
 
+def declared(input, paths, job: str) -> None:
+    """A job reads only files Snakemake made before it: every path it is about to read by the plan's names must
+    be among its declared inputs, whatever order the scheduler chose (a name computed before a first run's
+    probes ran would otherwise be read while another job may still be writing it, or never)."""
+    from banditrepro import ReproError
+
+    missing = sorted(set(paths) - set(input))
+    if missing:
+        raise ReproError(f"{job} would read {missing[0]}, which is not among its inputs (named before the "
+                         "probes ran?): run snakemake again")
+
+
 def logged(body):
     """A job body returning its log text, ``log`` its last argument: the log gets that text, then
     ``body CPU seconds: x`` (what the job cost besides Snakemake's own bookkeeping)."""
@@ -92,9 +104,10 @@ def figure(plan, wildcards, output, log):
 
 
 @logged
-def claims(plan, output, log):
+def claims(plan, input, output, log):
     from banditrepro.claims import write_claims
 
+    declared(input, [t for f in plan.figures for t in plan.store.figure_outputs(f.paper, f.id)], "claims")
     lines = write_claims(plan.figures, plan.store, output[0])
     return "\n".join(lines) + "\n"
 
@@ -112,7 +125,10 @@ def report(plan, input, output, log):
     """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
     from banditrepro.report import build_report, build_reproduction
 
+    from banditrepro import leaderboard
+
     st = plan.store
+    declared(input, [st.claims_csv, st.runtime_csv, *leaderboard.tables(plan.figures, st)], "report")
     build_report(plan.figures, st, input.claims, input.runtime, output[0])
     build_reproduction(plan.figures, st, input.claims, plan.deviations_file(), output.reproduction)
     return f"wrote {output[0]}, {output.reproduction}\n"

@@ -209,13 +209,22 @@ class Plan:
     def all_figure_outputs(self) -> list[str]:
         return [t for fig in self.figures for t in self.figure_outputs(fig)]
 
-    def first_targets(self) -> list[str]:
+    def first_targets(self, status=None) -> list[str]:
         """What rule ``all`` asks for first: the summaries, so that the simulation starts while a first run's
         probes run; with ``first_run`` set, the ends of the batches computing the missing shards, and nothing
-        after them."""
-        if self.partial:
-            return [self.batch_done(b.name) for b in self.batches]
-        return self.runtime_inputs()
+        after them. ``status(dataset) -> (file, available)`` is an optional dataset's probe (a checkpoint, as
+        in ``figure_inputs``): its batches are asked for only where it was found."""
+        if not self.partial:
+            return self.runtime_inputs()
+        out = []
+        for b in self.batches:
+            if self.catalog.is_optional(b.dataset) and status is not None:
+                path, available = status(b.dataset)
+                out.append(path)
+                if not available:
+                    continue
+            out.append(self.batch_done(b.name))
+        return list(dict.fromkeys(out))
 
     def all_targets(self) -> list[str]:
         """Every store entry a run publishes (rule ``all``), leaderboards aside (leaderboard.targets); none with
