@@ -320,3 +320,56 @@ def test_the_publication_record_is_the_same_bytes_for_the_same_config_wherever_t
     assert texts[0] == texts[1] and str(tmp_path) not in texts[0].decode()
     record = json.loads(texts[0])
     assert list(record["files"]) == sorted(record["files"]) and texts[0].decode().endswith("}\n")
+
+
+# --- end to end: a copied folder, a failed run (two Snakemake runs on the session's paper-like project) ---------
+
+
+@pytest.mark.workflow
+def test_a_copy_of_a_finished_folder_run_with_another_seed_leaves_the_original_byte_identical(project, tmp_path):
+    """`cp -a results results-seed7`, then `snakemake --config results_dir=results-seed7 base_seed=7`: the copy
+    shows seed 7 (its published.json names its own files, relative to it, not STALE), and the original folder is
+    byte for byte and mtime for mtime what it was (the copy's record named `results/claims.csv` …, which an
+    earlier publish removed)."""
+    from tests.workflow.common import clone, smk, tree_digest
+
+    proj = clone(project, tmp_path / "p")
+    shutil.copytree(proj / "results", proj / "results-seed7", symlinks=True, copy_function=shutil.copy2)
+    before = tree_digest(proj / "results")
+    assert "claims.csv" in before and any(p.startswith("figures/") for p in before)
+    r = smk("--configfile", "paper.yaml", "--cores", "2", "--config", "results_dir=results-seed7", "base_seed=7",
+            cwd=proj)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert tree_digest(proj / "results") == before
+    copy = proj / "results-seed7"
+    record = json.loads((copy / "published.json").read_text())
+    assert record["base_seed"] == 7 and record["results_dir"] == "results-seed7" and "stale" not in record
+    for rel, entry in record["files"].items():
+        assert (copy / rel).read_bytes() == (copy / entry["from"]).read_bytes(), rel
+        assert hashlib.sha256((copy / rel).read_bytes()).hexdigest() == entry["sha256"], rel
+    assert (copy / "claims.csv").read_bytes() != (proj / "results/claims.csv").read_bytes()  # seed 7's numbers
+
+
+@pytest.mark.workflow
+def test_a_run_that_fails_before_all_says_in_its_last_line_that_the_fixed_paths_show_the_previous_config(
+        project, tmp_path):
+    """A job failing before rule all (the report, made to raise in the copy's code): nothing is published, and
+    the run's last line says the fixed paths still show the previous publication and its base seed."""
+    from tests.workflow.common import clone, smk, tree_digest
+
+    proj = clone(project, tmp_path / "p")
+    src = proj / "src/banditrepro/report.py"
+    anchor = "def build_report(figures: list[Figure], layout: Layout, claims_csv, runtime_csv, out) -> str:\n"
+    assert anchor in src.read_text()
+    src.write_text(src.read_text().replace(anchor, f'{anchor}    raise RuntimeError("injected failure")\n'))
+    before = tree_digest(proj / "results", skip=str(proj / "results/logs"))
+    r = smk("--configfile", "paper.yaml", "--cores", "2", cwd=proj)
+    assert r.returncode != 0
+    last = (r.stdout + r.stderr).strip().splitlines()[-1]
+    assert last.startswith("banditrepro: run failed before rule all: the fixed paths in results (claims.csv, "
+                           "report.md, figures, tables) still show the previous publication, the config "
+                           "published.json records (base_seed 11)"), (r.stdout + r.stderr)[-3000:]
+    after = tree_digest(proj / "results", skip=str(proj / "results/logs"))
+    assert {p: after[p] for p in before if not p.startswith("store/")} == {
+        p: v for p, v in before.items() if not p.startswith("store/")}
+
