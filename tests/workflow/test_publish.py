@@ -169,6 +169,35 @@ def test_a_fixed_file_edited_by_hand_is_neither_overwritten_nor_removed_and_the_
     assert text.startswith("STALE:") and leftover in text and Path(leftover).read_text() == "mine now\n"
 
 
+def test_a_publication_interrupted_between_two_copies_leaves_a_folder_that_says_so(here, monkeypatch):
+    """published.json is marked STALE before the first copy: a crash after some copies leaves a record saying
+    the folder may show two configs; the next publication completes it (the copied files are recognised by
+    their store entries' bytes) and the mark goes."""
+    seven, eight = _plan(), _plan(base_seed=8)
+    _fake_store(seven)
+    _fake_store(eight)
+    publish.publish(seven)
+    real, calls = publish.write_bytes, []
+
+    def crash_after_three(path, data):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append(path)
+        real(path, data)
+
+    monkeypatch.setattr(publish, "write_bytes", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        publish.publish(eight)
+    record = json.loads(Path(seven.layout.published_json).read_text())
+    assert record["stale"]["line"].startswith(f"STALE: {seven.layout.results_dir}: publication of base_seed 8 "
+                                              "interrupted")
+    monkeypatch.setattr(publish, "write_bytes", real)
+    text = publish.publish(eight)
+    assert not text.startswith("STALE") and all(Path(d).read_bytes() == Path(s).read_bytes()
+                                                for s, d, _ in publish.pairs(eight))
+    assert "stale" not in json.loads(Path(seven.layout.published_json).read_text())
+
+
 def test_a_record_naming_paths_outside_its_folder_touches_nothing_outside(here):
     """A published.json naming `../x`, an absolute path, a file of another results folder, or a path through a
     link out of the folder, each with the sha256 of the file there: every one refused, not one outside file

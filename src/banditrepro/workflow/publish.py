@@ -275,24 +275,24 @@ def publish(plan) -> str:
                 "(banditrepro merge pools them with the other runs)\n")
     todo = pairs(plan)
     before = published_before(lay)
-    plan_ = decide(plan, todo, before)
+    decision = decide(plan, todo, before)
     notes = "".join(f"refused {p}: published.json names it outside {lay.results_dir}; not touched\n"
                     for p in before.refused)
-    if plan_.blocked:
-        return _stale(plan, before, plan_.blocked) + "\n" + notes
-    if plan_.write or plan_.remove:  # a crash between two copies leaves a folder that says so
+    if decision.blocked:
+        return _stale(plan, before, decision.blocked) + "\n" + notes
+    if decision.write or decision.remove:  # a crash between two copies leaves a folder that says so
         _mark(plan, before, {"line": f"STALE: {lay.results_dir}: publication of base_seed {plan.config['base_seed']} "
                              "interrupted: the fixed paths may show a mix of two configs; run again"})
-    for dest, data in plan_.write:
+    for dest, data in decision.write:
         write_bytes(dest, data)
-    for path in plan_.remove:
+    for path in decision.remove:
         Path(path).unlink(missing_ok=True)
-    removed = [str(p) for p in plan_.remove]
+    removed = [str(p) for p in decision.remove]
     # results folders published before published.json existed: leaderboards of challengers no longer configured
     removed += [p for p in remove_stale_leaderboards(plan.figures, lay, _leaderboard_ours(plan)) if p not in removed]
-    _write_record(lay, _record(plan, plan_.files))
-    return (f"published {len(todo)} files: {len(plan_.write)} copied, {plan_.current} already current\n"
-            + "".join(f"copied {p}\n" for p, _ in plan_.write) + "".join(f"removed {p}\n" for p in removed)
+    _write_record(lay, _record(plan, decision.files))
+    return (f"published {len(todo)} files: {len(decision.write)} copied, {decision.current} already current\n"
+            + "".join(f"copied {p}\n" for p, _ in decision.write) + "".join(f"removed {p}\n" for p in removed)
             + notes)
 
 
