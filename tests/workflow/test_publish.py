@@ -287,7 +287,8 @@ def test_a_config_switched_back_and_forth_shows_its_own_files_each_time(here):
         assert all(Path(dest).read_bytes() == Path(src).read_bytes() for src, dest, _ in publish.pairs(plan))
         record = json.loads(Path(plan.layout.published_json).read_text())
         assert record["base_seed"] == plan.config["base_seed"]
-        assert {d: f["key"] for d, f in record["files"].items()} == {_rel(plan, d): k for _, d, k in publish.pairs(plan)}
+        keys = {_rel(plan, d): k for _, d, k in publish.pairs(plan)}
+        assert {d: f["key"] for d, f in record["files"].items()} == keys
 
 
 def test_files_a_former_publication_made_that_the_plan_does_not_make_are_removed_and_no_others(here):
