@@ -33,6 +33,12 @@ onstart:
     warmup.on_start(PLAN, workflow)
 
 
+onerror:
+    # a failed run's last line: the fixed paths were not updated and which config they still show
+    # (banditrepro/workflow/publish.py)
+    publish.on_error(PLAN)
+
+
 rule all:
     # the last step of every run that is not a dry run (a rule with a body and no output always runs): every
     # store entry of this config published at its fixed path where the bytes differ, whatever

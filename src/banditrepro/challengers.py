@@ -205,16 +205,18 @@ def is_challenger_claim(claim: dict) -> bool:
     return "challenger" in claim
 
 
-def remove_stale_leaderboards(figures: list[Figure], layout) -> list[str]:
+def remove_stale_leaderboards(figures: list[Figure], layout, ours) -> list[str]:
     """Remove the leaderboards of papers no challenger joins now (a challenger removed from the config): a
     fresh run has none, so none may stay behind (docs/decisions.md#batch-identity). Only files a leaderboard
-    writes (Layout.leaderboard_outputs); the paths removed."""
+    writes (Layout.leaderboard_outputs) whose bytes ``ours(path)`` says publishing wrote (a user's file of the
+    same name stays); the paths removed."""
     from pathlib import Path
 
     keep = {Path(f).name for p in papers_with_challengers(figures) for f in layout.leaderboard_outputs(p)}
     folder = Path(layout.leaderboards)
     names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    stale = [str(folder / n) for n in names if n.endswith((".csv", ".md", ".png", ".pdf")) and n not in keep]
+    stale = [str(folder / n) for n in names
+             if n.endswith((".csv", ".md", ".png", ".pdf")) and n not in keep and ours(str(folder / n))]
     for path in stale:
         Path(path).unlink(missing_ok=True)
     return stale

@@ -222,20 +222,23 @@ def _json(path) -> dict | list | None:
 def provenance_section(layout: Layout, software: bool = False) -> list[str]:
     """Where the results came from and who checked them: the software stack (``software``: report.md), the
     bundles and folders merged in (received.json: banditrepro merge, with each bundle's sha256) and the last
-    recorded verification (verification.json: banditrepro verify --record). Both files are part of the
-    report's name (workflow/names.py), so a new record gives a new report."""
+    recorded verification (verification.json: banditrepro verify --record), each only if it describes this
+    report's store entries (banditrepro/records.py: a record of another config's numbers in the same folder is
+    not shown). What is shown is part of the report's name (workflow/names.py), so a new record gives a new
+    report."""
+    from banditrepro.records import shown
+
     lines = []
     stack = _json(layout.software_json) if software else None
     if isinstance(stack, dict):
         lines += [f"- Software: Python {stack.get('python')}, Snakemake {stack.get('snakemake')}, "
                   f"{len(stack.get('distributions', {}))} distributions (`software.json`)"]
-    received = _json(layout.received_json)
-    for entry in received.get("sources", []) if isinstance(received, dict) else []:
+    check, received = shown(layout)
+    for entry in received:
         what = (f"bundle `{entry.get('source')}` (sha256 {entry['bundle_sha256']})" if entry.get("bundle_sha256")
                 else f"folder `{entry.get('source')}`")
         lines.append(f"- Merged in: {what}: {entry.get('shards', 0)} shards")
-    check = _json(layout.verification_json)
-    if isinstance(check, dict):
+    if check is not None:
         lines.append(f"- Verified ({check.get('checked_at', 'time not recorded')}, seed {check.get('seed')}, "
                      f"`banditrepro verify`): {check.get('summary', check.get('result'))}")
     return ["## Software and provenance", "", *lines, ""] if lines else []

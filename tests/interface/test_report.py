@@ -187,16 +187,44 @@ def test_reproduction_names_the_figures_whose_shards_came_from_more_than_one_sta
 def test_the_provenance_section_names_a_merged_bundle_by_its_sha256(tmp_path):
     """A folder that came from a bundle (banditrepro merge writes received.json) says so in report.md's
     "Software and provenance", with the bundle's sha256; a folder merged in is named as a folder; nothing
-    recorded, no section."""
+    recorded, no section. Only sources recorded for this report's store entries are shown
+    (banditrepro/records.py): a source merged for another config's runs, or recorded without saying which, is not."""
+    from dataclasses import replace
+
+    from banditrepro.layout import Names
+    from banditrepro.records import describes
     from banditrepro.report import provenance_section
 
-    layout = layout_at(tmp_path)
+    names = Names(summary={("d", 10, "a"): "1" * 16}, claims="2" * 16)
+    layout = replace(layout_at(tmp_path), names=names)
     assert provenance_section(layout) == []
-    sha = "ab" * 32
+    sha, mine, other = "ab" * 32, describes(names, claims=False), describes(Names(summary={("d", 10, "a"): "3" * 16}))
     Path(layout.received_json).write_text(json.dumps({"sources": [
-        {"source": "/x/lab-b.tar.gz", "bundle_sha256": sha, "shards": 12},
-        {"source": "/x/lab-c/results", "bundle_sha256": None, "shards": 3}]}))
+        {"source": "/x/lab-b.tar.gz", "bundle_sha256": sha, "shards": 12, "describes": mine},
+        {"source": "/x/lab-c/results", "bundle_sha256": None, "shards": 3, "describes": mine},
+        {"source": "/x/lab-d/results", "bundle_sha256": None, "shards": 4, "describes": other},
+        {"source": "/x/lab-e/results", "bundle_sha256": None, "shards": 5}]}))
     lines = provenance_section(layout)
     assert lines[0] == "## Software and provenance"
     assert f"- Merged in: bundle `/x/lab-b.tar.gz` (sha256 {sha}): 12 shards" in lines
     assert "- Merged in: folder `/x/lab-c/results`: 3 shards" in lines
+    assert not any("lab-d" in ln or "lab-e" in ln for ln in lines)
+    assert provenance_section(layout_at(tmp_path)) == []  # a folder made by hand: nothing can be told
+
+
+def test_the_provenance_section_shows_a_verification_only_beside_the_numbers_it_checked(tmp_path):
+    """verify --record, then a run with another base seed: that report shows no verification of the old numbers;
+    the checked config's report does."""
+    from dataclasses import replace
+
+    from banditrepro.layout import Names
+    from banditrepro.records import describes
+    from banditrepro.report import provenance_section
+
+    checked, later = (Names(summary={("d", 10, "a"): k * 16}, claims="2" * 16) for k in ("1", "4"))
+    lay = layout_at(tmp_path)
+    Path(lay.verification_json).write_text(json.dumps({"seed": 3, "summary": "verified: 2 of 2", "checked_at": "t",
+                                                       "describes": describes(checked)}))
+    assert "- Verified (t, seed 3, `banditrepro verify`): verified: 2 of 2" in provenance_section(
+        replace(lay, names=checked))
+    assert provenance_section(replace(lay, names=later)) == []

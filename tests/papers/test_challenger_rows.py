@@ -128,8 +128,11 @@ def test_leaderboards_of_papers_no_challenger_joins_any_more_are_removed(toy):
         Path(p).write_text("from an earlier run with a challenger")
     note = Path(lay.leaderboard("notes", "txt"))
     note.write_text("mine")
-    assert challengers.remove_stale_leaderboards(figs, lay) == sorted(gone)
+    # a file publishing did not write (``ours`` says no: edited by hand) stays
+    assert challengers.remove_stale_leaderboards(figs, lay, lambda p: p != gone[0]) == sorted(gone[1:])
+    assert Path(gone[0]).exists()
+    assert challengers.remove_stale_leaderboards(figs, lay, lambda p: True) == [gone[0]]
     assert all(Path(p).exists() for p in out) and note.exists() and not any(Path(p).exists() for p in gone)
     without = load_manifest(lay.results_dir + "/toy.yaml")  # the same figures, no challenger
-    assert challengers.remove_stale_leaderboards(without, lay) == sorted(out)
-    assert note.exists() and challengers.remove_stale_leaderboards(without, lay) == []
+    assert challengers.remove_stale_leaderboards(without, lay, lambda p: True) == sorted(out)
+    assert note.exists() and challengers.remove_stale_leaderboards(without, lay, lambda p: True) == []

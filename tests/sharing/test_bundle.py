@@ -101,6 +101,13 @@ def test_published_json_is_read_not_trusted():
     for path in ("/etc/passwd", "results/test/../../etc/passwd", "results/other/claims.csv", "results/test"):
         with pytest.raises(ReproError, match="published.json"):
             contents.rel(path, "file")
+    # version 2 (workflow/publish.py): paths relative to the results folder
+    contents = bundle.Contents({"results_dir": "results/test", "version": 2}, None)
+    entry = "store/claims/0123456789abcdef/claims.csv"
+    assert contents.rel(entry, "file") == entry
+    for path in ("/etc/passwd", "../x/claims.csv", "store/../../x", ""):
+        with pytest.raises(ReproError, match="published.json"):
+            contents.rel(path, "file")
     keys = {"key": "0" * 16, "summary": "1" * 16, "data": "2" * 16}
     assert bundle._cell_parts("mslr5/T500/scb+tie_margin=0.1", keys) == ("mslr5", 500, "scb+tie_margin=0.1")
     for cell, rec in [("../x/T5/ws-s", keys), ("mslr5/T0/ws-s", keys), ("mslr5/T5/..", keys), ("mslr5/T5", keys),
@@ -165,10 +172,9 @@ def test_every_member_is_listed_with_its_sha256_and_no_shards_keeps_the_summarie
     assert {n: hashlib.sha256(b).hexdigest() for n, b in files.items() if n in sums} == sums
     results = reference / RESULTS
     published = json.loads((results / "published.json").read_text())
-    top = len(published["results_dir"]) + 1
     for fixed, entry in published["files"].items():  # each published file, and the store entry it was copied from
-        assert files[f"results/{fixed[top:]}"] == files[f"results/{entry['from'][top:]}"] == (results / fixed[top:]
-                                                                                              ).read_bytes()
+        # (paths relative to the results folder: workflow/publish.py)
+        assert files[f"results/{fixed}"] == files[f"results/{entry['from']}"] == (results / fixed).read_bytes()
     on_disk = {sub: {f"results/{p.relative_to(results).as_posix()}" for p in (results / sub).rglob("*") if p.is_file()}
                for sub in ("cells", "summaries")}
     shards = {n for n in files if n.startswith("results/cells/")}

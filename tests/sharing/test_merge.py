@@ -117,6 +117,8 @@ def test_a_foreign_shard_is_refused_naming_what_differs_and_kept_only_with_keep_
     assert f"results/k/{seeded}" not in read and f"results/k/{stray}" not in read
     assert all(not c["missing"] for c in plan["cells"].values())
     received = json.loads((kept / "received.json").read_text())["sources"]
+    # each source names the runs it brought (banditrepro/records.py): only their report shows it
+    assert [set(r.pop("describes")) for r in received] == [{"summaries"}]
     assert received == [{"source": str(bundle), "bundle_sha256": hashlib.sha256(bundle.read_bytes()).hexdigest(),
                          "shards": len(cells) + 2}]
 

@@ -5,6 +5,7 @@ that rerun only what they touch. The runs are session fixtures (tests/workflow/c
 Every stored result is named by what it derives from and rule `all` publishes the fixed paths
 (docs/decisions.md#content-addressing): so a complete folder runs exactly one job, `all`, which rewrites nothing."""
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -174,9 +175,13 @@ def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run):
     plan = plan_of(project, TEST_CONFIG)
     record = json.loads((project / TEST_RESULTS / "published.json").read_text())
     assert record["base_seed"] == 7 and record["results_dir"] == TEST_RESULTS
-    assert {dest: v["from"] for dest, v in record["files"].items()} == plan["published"]
+    # paths relative to the results folder (publish.py), with the sha256 of what was written
+    res = project / TEST_RESULTS
+    assert {f"{TEST_RESULTS}/{dest}": f"{TEST_RESULTS}/{v['from']}" for dest, v in record["files"].items()} == \
+        plan["published"]
     for dest, v in record["files"].items():
-        assert f"/{v['key']}/" in v["from"] and (project / dest).read_bytes() == (project / v["from"]).read_bytes()
+        assert f"/{v['key']}/" in v["from"] and (res / dest).read_bytes() == (res / v["from"]).read_bytes()
+        assert hashlib.sha256((res / dest).read_bytes()).hexdigest() == v["sha256"]
 
 
 def test_batched_algorithms_report_batches(test_run):

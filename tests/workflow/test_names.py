@@ -391,18 +391,72 @@ def test_the_same_config_twice_gives_the_same_names_and_leaderboards_follow_the_
     assert c["claims"] and c["report"] and c["cells"] == set() and c["summary"] == set()
 
 
+def _record_of(record: str, describes) -> str:
+    """verify --record's or merge's record as they write it (sharing/verify.py, merge.py), describing ``describes``."""
+    if record == "verification_json":
+        return json.dumps({"seed": 0, "result": "pass", "summary": "verified: …", "describes": describes})
+    return json.dumps({"sources": [{"source": "x.tar.gz", "bundle_sha256": "00", "shards": 1,
+                                    "describes": describes}]})
+
+
 @pytest.mark.parametrize("record", ["verification_json", "received_json"])
 def test_a_recorded_verification_or_merge_renames_the_report_alone(tmp_path, monkeypatch, record):
-    """verify --record and merge write a record the report shows ("Software and provenance"): its bytes name the
-    report, and nothing else (no shard, summary, figure or claim is made again)."""
+    """verify --record and merge write a record the report shows ("Software and provenance"), naming the store
+    entries it describes (banditrepro/records.py): a record of this config's entries names the report, and
+    nothing else (no shard, summary, figure or claim is made again); a record of another config's entries (another
+    base seed), or one naming none, renames nothing."""
+    from banditrepro.records import describes
+
     monkeypatch.chdir(tmp_path)  # the plan's paths are relative to where Snakemake runs
     results = "results/t"
     before = _plan(results_dir=results)
     path = Path(getattr(before.layout, record))
     path.parent.mkdir(parents=True)
-    path.write_text('{"sources": []}\n')
+    merge = record == "received_json"
+    path.write_text(_record_of(record, describes(before.names, claims=not merge)))
     written = _plan(results_dir=results)
     c = _changed(before, written)
     assert c["report"] and not any(v for k, v in c.items() if k != "report"), c
-    path.write_text('{"sources": [{"source": "x.tar.gz", "bundle_sha256": "00", "shards": 1}]}\n')
-    assert _plan(results_dir=results).names.report not in (before.names.report, written.names.report)
+    other = _plan(results_dir=results, base_seed=8)
+    for text in (_record_of(record, describes(other.names, claims=not merge)), _record_of(record, None),
+                 '{"sources": []}\n'):
+        path.write_text(text)
+        assert _plan(results_dir=results).names.report == before.names.report, text
+    # a verify --record, then a run with another base seed: that run's report is not named by (nor shows) it
+    path.write_text(_record_of(record, describes(before.names, claims=not merge)))
+    assert _plan(results_dir=results, base_seed=8).names.report == other.names.report
+
+
+def test_a_record_applies_only_to_the_store_entries_it_describes(here):
+    """records.applies: a record describes a config's summaries (a merge) and claims (a verify); equal parts
+    apply, any other part, a missing or malformed field, or a folder made by hand (no names) do not."""
+    from banditrepro.records import applies, describes
+
+    seven, eight, c2b = _plan(), _plan(base_seed=8), _plan(papers=["c2b"])
+    mine = describes(seven.names)
+    assert set(mine) == {"summaries", "claims"} and mine["claims"] == seven.names.claims
+    assert applies({"describes": mine}, seven.names)
+    assert applies({"describes": describes(seven.names, claims=False)}, seven.names)
+    assert not applies({"describes": mine}, eight.names)  # another base seed: other summaries
+    assert not applies({"describes": mine}, c2b.names)  # other figures: other summaries and claims
+    assert not applies({"describes": {**mine, "claims": "0" * 16}}, seven.names)  # the same runs, other claims
+    for bad in ({}, {"describes": None}, {"describes": {}}, {"describes": {"claims": mine["claims"]}},
+                {"describes": {**mine, "unknown": 1}}, [mine], "x"):
+        assert not applies(bad, seven.names), bad
+    assert not applies({"describes": mine}, None)
+
+
+def test_the_drawing_stack_names_figures_tables_claims_and_reports_never_shards_or_summaries(here, monkeypatch):
+    """docs/decisions.md#drawing-stack-in-the-names: matplotlib, pillow, fonttools, seaborn, pandas and scipy,
+    read from the installed metadata, name every figure, leaderboard, the claims, the run-time table and the
+    report; another version of any renames them all, and no shard, summary or prepared file."""
+    stack = names.drawing_stack()
+    assert set(stack) == {"matplotlib", "pillow", "fonttools", "seaborn", "pandas", "scipy"}
+    assert stack["matplotlib"] and stack["pandas"] and stack["scipy"]
+    before = _plan(challengers=["uniform-pairs"])
+    for dist in ("matplotlib", "pandas", "scipy", "seaborn"):
+        monkeypatch.setattr(names, "drawing_stack", lambda d=dist: {**stack, d: "0.0.1"})
+        c = _changed(before, _plan(challengers=["uniform-pairs"]))
+        assert c["figure"] == set(before.names.figure) and c["leaderboard"] == set(before.names.leaderboard), dist
+        assert c["claims"] and c["runtime"] and c["report"] and not c["software"], dist
+        assert c["cells"] == set() and c["summary"] == set() and c["data"] == set(), dist

@@ -87,7 +87,7 @@ def test_clean_then_undo_and_recompute_on_request(tmp_path):
     assert shard_line and shard_line.groups() == (str(len(folders)), str(2 * len(old))), out
     assert set(_shards(proj)) == set(edited) - set(old)  # exactly the old keys' shards went
     sources = [v["from"] for v in json.loads((res / "published.json").read_text())["files"].values()]
-    assert sources and all((proj / s).is_file() for s in sources)  # every published file's store entry stays
+    assert sources and all((res / s).is_file() for s in sources)  # every published file's store entry stays
     assert _clean(proj).startswith("nothing to clean"), "a second clean finds nothing"
 
     # the edit undone: its old names again, their shards missing: exactly those computed, the same bytes

@@ -19,6 +19,7 @@ from banditrepro.workflow import (
     digests,
     engine,
     jobs,
+    publish,
     software,
     stop,
     warmup,

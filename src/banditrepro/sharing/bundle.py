@@ -118,11 +118,13 @@ class Contents:
     def rel(self, path: str, what: str) -> str:
         """A path published.json names, relative to the results folder; one outside it is refused, never read."""
         top = PurePosixPath(str(self.published.get("results_dir") or "."))
+        if self.published.get("version") == 2:  # paths relative to the results folder (workflow/publish.py)
+            top = PurePosixPath()
         try:
             rel = PurePosixPath(path).relative_to(top)
         except ValueError:
             raise ReproError(f"published.json: {what} {path!r} is not under its results folder {str(top)!r}") from None
-        if not rel.parts or ".." in rel.parts:
+        if not rel.parts or ".." in rel.parts or rel.is_absolute():
             raise ReproError(f"published.json: {what} {path!r} leaves its results folder")
         return rel.as_posix()
 

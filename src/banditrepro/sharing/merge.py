@@ -172,8 +172,16 @@ def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcom
         out.lines.append(f"nothing merged: {_n(out.disagree, 'disagreement')} (every run held twice must agree "
                          f"byte for byte); nothing written into {into}")
         return out
-    _copy(sources, chosen, foreign, into, out)
+    _copy(sources, chosen, foreign, into, out, _describes(plan))
     return out
+
+
+def _describes(plan) -> dict:
+    """What received.json's new sources are about: this config's summaries (banditrepro/records.py), so only a
+    report of them names the sources."""
+    from banditrepro.records import describes
+
+    return describes(plan.names, claims=False)
 
 
 def stored_shards(folder: Path) -> list[tuple[int, int]]:
@@ -301,7 +309,7 @@ def _first_value(x: np.ndarray, y: np.ndarray) -> tuple[str, str]:
 # --- copying -----------------------------------------------------------------------------------------------
 
 
-def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome) -> None:
+def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome, describes: dict) -> None:
     """Copy every chosen shard not in ``into`` yet (sidecar first, .npz last), one line per source and a last
     line; record the sources that gave shards in received.json."""
     from banditrepro.atomic import write_bytes
@@ -334,7 +342,8 @@ def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome) -
         copied_total += len(copied) + kept
         present_total += present
         if copied or kept:
-            received.append({"source": src.given, "bundle_sha256": src.bundle_sha256, "shards": len(copied) + kept})
+            received.append({"source": src.given, "bundle_sha256": src.bundle_sha256, "shards": len(copied) + kept,
+                             "describes": describes})
     if received:
         _record(into, received)
     tail = f"; {out.refused} refused (named otherwise than this config's: --keep-foreign stores them)" \

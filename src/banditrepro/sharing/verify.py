@@ -93,6 +93,7 @@ class Result:
     mismatches: list = field(default_factory=list)  # one line each
     lines: list = field(default_factory=list)  # what is printed before the summary (mismatches and notes)
     bundle_sha256: str | None = None
+    describes: dict | None = None  # the store entries checked (banditrepro/records.py): a report shows only its own
 
     @property
     def ok(self) -> bool:
@@ -134,7 +135,7 @@ class Result:
                                      "leaderboards": self.leaderboards},
                 "pass_probability_if_1pct_altered": self.pass_probability(), "mismatches": self.mismatches,
                 "notes": [ln for ln in self.lines if not ln.startswith("MISMATCH ")],
-                "stack": {**numerics_stack(), "python_full": stack()["python"]}}
+                "stack": {**numerics_stack(), "python_full": stack()["python"]}, "describes": self.describes}
 
 
 def pass_probability(total: int, sampled: int, altered: float = ALTERED) -> float:
@@ -174,6 +175,7 @@ def verify(src, root, sample: int | None, seed: int, jobs: int) -> Result:
     """Check ``src`` (sources.Source) with this checkout at ``root``; ``sample`` None: every shard."""
     plan = src.plan(root)
     result = Result(src.given, seed, bundle_sha256=src.bundle_sha256)
+    result.describes = _describes(plan)
     cells = _cells(plan, src, result)
     with tempfile.TemporaryDirectory(prefix="banditrepro-verify-") as tmp:
         scratch = Path(tmp)
@@ -181,6 +183,13 @@ def verify(src, root, sample: int | None, seed: int, jobs: int) -> Result:
         _check_shards(plan, cells, data, sample, seed, jobs, scratch / "recomputed", result)
         _rederive(plan, src, cells, data, scratch, result)
     return result
+
+
+def _describes(plan) -> dict:
+    """The store entries a verification of ``plan``'s folder is about (banditrepro/records.py)."""
+    from banditrepro.records import describes
+
+    return describes(plan.names)
 
 
 def _cells(plan, src, result: Result) -> list[CellCheck]:

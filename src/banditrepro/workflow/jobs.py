@@ -145,7 +145,10 @@ def software(plan, output, log):
 @logged
 def publish(plan, input, log):
     """Rule ``all``: every store entry of this config copied to its fixed path where the bytes differ, and
-    published files this config does not make removed (workflow/publish.py)."""
+    published files this config does not make removed, or nothing and a STALE line (workflow/publish.py)."""
+    from banditrepro.workflow.publish import announce
     from banditrepro.workflow.publish import publish as publish_all
 
-    return publish_all(plan)
+    text = publish_all(plan)
+    announce(text)
+    return text

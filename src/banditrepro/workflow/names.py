@@ -11,12 +11,14 @@ the bytes of a user's own matrix file and the probe of an optional dataset (both
                format, numerics stack                             -> <results>/cells/.../<cell>/runs<a>-<b>.npz
     summary    cell key, runs kept, the summary code              -> <results>/summaries/.../<summary>.npz
     figure     its manifest entry and drawing code, the names of the summaries and prepared files it draws,
-               an optional dataset's probe                        -> <results>/store/figures/<paper>/<id>/<key>/
-    claims     the claim entries and tests, the figures' keys     -> <results>/store/claims/<key>/claims.csv
-    runtime    summary code and every summary's name
-    report     its code, the deviations, the figures, summaries, claims, run times, leaderboards, software, and
-               the bytes of verification.json and received.json (a recorded verify, the sources merged in)
-    leaderboard, software: likewise from what they read
+               an optional dataset's probe, the drawing stack     -> <results>/store/figures/<paper>/<id>/<key>/
+    claims     the claim entries and tests, the figures' keys, the drawing stack
+                                                                  -> <results>/store/claims/<key>/claims.csv
+    runtime    summary code, every summary's name, the drawing stack
+    report     its code, the deviations, the figures, summaries, claims, run times, leaderboards, software, the
+               drawing stack, and the verification and merged sources recorded for these store entries
+               (verification.json, received.json: banditrepro/records.py; a record of other entries is not shown)
+    leaderboard: likewise from what it reads, with the drawing stack; software: the full environment
 
 The fixed paths a reader opens (``<results>/figures/…``, ``claims.csv``, ``report.md`` …) are copies of store
 entries, brought up to date by the last step of every run (banditrepro/workflow/publish.py).
@@ -59,6 +61,27 @@ def numerics_stack() -> dict:
 
     return {"numpy": version("numpy"), "numba": version("numba"),
             "python": ".".join(platform.python_version_tuple()[:2])}
+
+
+# What writes a figure's, table's or claim's bytes above the kernels (docs/decisions.md#drawing-stack-in-the-names):
+# the drawing and its PDF writer, the PNG encoder and the PDF font subsetter it calls, the tables, the intervals
+DRAWING = ("matplotlib", "pillow", "fonttools", "seaborn", "pandas", "scipy")
+
+
+@functools.cache
+def drawing_stack() -> dict:
+    """The versions of ``DRAWING`` as installed (None: not installed), read like ``numerics_stack`` without
+    importing them (matplotlib, pandas and scipy take seconds): an upgrade renames every figure, table, claim
+    and report, and no shard or summary."""
+    from importlib import metadata
+
+    def version(dist):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {d: version(d) for d in DRAWING}
 
 
 def file_sha256(path) -> str:
@@ -182,16 +205,28 @@ def name_outputs(plan) -> None:
         datasets = sorted({p.dataset for p in fig.panels})
         n.figure[(fig.paper, fig.id)] = key(
             "figure", digests.figure_digest(fig), [n.summary[c] for c in drawn], [n.data[d] for d in datasets],
-            [probes[d] for d in datasets if d in probes])
+            [probes[d] for d in datasets if d in probes], drawing_stack())
     every_summary = sorted(n.summary.values())
     every_figure = [n.figure[(f.paper, f.id)] for f in plan.figures]
-    n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary)
+    drawing = drawing_stack()
+    n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary, drawing)
     for paper in leaderboard.papers(plan.figures):
         n.leaderboard[paper] = key("leaderboard", leaderboard.digest(plan.figures, paper), every_figure,
-                                   every_summary)
-    n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()))
+                                   every_summary, drawing)
+    n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()), drawing)
     n.software = key("software", software.stack())
-    # the report shows a recorded verification and the sources merged in (both read, never written, here)
-    provenance = [digests.bytes_digest(plan.layout.verification_json), digests.bytes_digest(plan.layout.received_json)]
     n.report = key("report", digests.report_code(), digests.bytes_digest(plan.deviations_file()), every_figure,
-                   every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()), n.software, provenance)
+                   every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()), n.software, drawing,
+                   provenance(plan))
+
+
+def provenance(plan) -> list:
+    """What the report shows of a recorded verification and the sources merged in: only the records that
+    describe this plan's store entries (banditrepro/records.py), so a record of another config's numbers
+    renames no report of this one. Read, never written, here."""
+    from dataclasses import replace
+
+    from banditrepro.records import shown
+
+    check, merged = shown(replace(plan.layout, names=plan.names))
+    return [check, merged]
