@@ -8,6 +8,8 @@ Shapes (bounded, mean exactly 0, a-priori bounds = the support):
 
 - ``two_point``: −1 with probability 4/5, +4 with probability 1/5 (skewed);
 - ``beta``: Beta(2, 5) − 2/7 on [−2/7, 5/7];
+- ``rare``: −1 with probability 0.95, +19 with probability 0.05 — a rare bad run (an algorithm stuck on a wrong
+  arm accrues linear regret) that 20 runs miss with probability 0.95^20 ≈ 36 %;
 - ``pareto``: min(Pareto(tail index 1.2, scale 1), 1000) minus its exact mean — heavy-tailed but bounded,
   the hardest case for a CS that plugs in a sample variance (a few runs carry most of the mean).
 - ``empirical`` (benchmark only): resampling a measured paired statistic, centred on its mean.
@@ -28,6 +30,7 @@ PARETO_MEAN = 1.0 + (1.0 - PARETO_CAP ** (1.0 - PARETO_TAIL)) / (PARETO_TAIL - 1
 SHAPES = {  # name: (a-priori lo, hi)
     "two_point": (-1.0, 4.0),
     "beta": (-2.0 / 7.0, 5.0 / 7.0),
+    "rare": (-1.0, 19.0),
     "pareto": (1.0 - PARETO_MEAN, PARETO_CAP - PARETO_MEAN),
 }
 
@@ -38,6 +41,8 @@ def draw(shape: str, rng: np.random.Generator, reps: int, n: int) -> np.ndarray:
         return np.where(rng.random((reps, n)) < 0.2, 4.0, -1.0)
     if shape == "beta":
         return rng.beta(2.0, 5.0, (reps, n)) - 2.0 / 7.0
+    if shape == "rare":
+        return np.where(rng.random((reps, n)) < 0.05, 19.0, -1.0)
     if shape == "pareto":
         u = 1.0 - rng.random((reps, n))  # (0, 1]
         return np.minimum(u ** (-1.0 / PARETO_TAIL), PARETO_CAP) - PARETO_MEAN

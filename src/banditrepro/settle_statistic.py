@@ -38,7 +38,7 @@ from banditrepro import confseq as cs
 from banditrepro import verdicts as vd
 
 ALPHA = 0.05  # family-wise error over all settled claims (Bonferroni, ``split_alpha``)
-METHOD = "asymptotic"  # the CS the claims are settled with (docs/settle.md#decision: measured, not assumed)
+METHOD = "asymptotic"  # the CS claims settle with: measured, docs/settle.md#decision (betting recorded beside it)
 ROUNDS = (20, 40, 80, 160, 320, 640, 1280)  # geometric rounds of runs (issue 45, point 1)
 SIDES = ("below", "above")
 
