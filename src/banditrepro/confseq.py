@@ -22,9 +22,9 @@ vectorised):
 
 Bounded observations x ∈ [lo, hi] are mapped to y = (x − lo)/(hi − lo) ∈ [0, 1] (the papers' setting) and the
 bounds mapped back. ``side``: "two" (both bounds at level α), "lower" (a one-sided lower bound at level α,
-upper = hi) or "upper". Every sequence is intersected over time (``running_intersection``: the papers note
-that the running intersection of a CS is a CS; not the asymptotic one, ``asymptotic``). Observations enter in the order given: for claims, run-index
-order, fixed before any run (docs/settle.md).
+upper = hi) or "upper". The bounded sequences are intersected over time (``running_intersection``: the papers
+note that the running intersection of a CS is a CS); the asymptotic one is not (``asymptotic``). Observations
+enter in the order given: for claims, run-index order, fixed before any run (docs/settle.md).
 
 No clock or default random state anywhere: the sequences are deterministic functions of the data.
 """
