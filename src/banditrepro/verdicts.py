@@ -180,6 +180,33 @@ def runs_to_settle(iv: Interval, bound: float, runs: int) -> int | None:
     return max(runs + 1, int(math.ceil(needed))) if math.isfinite(needed) else None
 
 
+def runs_to_settle_anytime(estimate: float, sd: float, bound: float, runs: int, *, alpha: float,
+                           method: str = "asymptotic", lo: float = 0.0, hi: float = 1.0,
+                           max_runs: int = 1 << 20) -> int | None:
+    """The anytime-valid analogue of ``runs_to_settle``: the smallest run count n > ``runs`` at which the chosen
+    confidence sequence's half-width, at the current mean ``estimate`` and standard deviation ``sd`` of the
+    per-run statistic, falls below |estimate − bound| (``confseq.planned_half_width``; the sequence's width
+    shrinks like √(log n / n), not 1/√n, so this is more than the fixed-n estimate). ``lo``/``hi``: the
+    statistic's a-priori bounds (used by the bounded sequences). None if the estimate sits on the boundary or
+    no n ≤ ``max_runs`` suffices. For sizing the next settle round; the verdict is the sequence's own."""
+    from banditrepro import confseq
+
+    gap = abs(estimate - bound)
+    if gap == 0 or not (math.isfinite(gap) and math.isfinite(sd)):
+        return None
+    lo_n, hi_n = max(int(runs), 1) + 1, int(max_runs)
+    if lo_n > hi_n or confseq.planned_half_width(hi_n, sd, alpha, method, lo, hi)[0] >= gap:
+        return None
+    # the planned half-width decreases in n past the mixture's first few runs: bisect on n
+    while lo_n < hi_n:
+        mid = (lo_n + hi_n) // 2
+        if confseq.planned_half_width(mid, sd, alpha, method, lo, hi)[0] < gap:
+            hi_n = mid
+        else:
+            lo_n = mid + 1
+    return lo_n
+
+
 def combine(verdicts: Iterable[str]) -> str:
     """All parts must hold: one contradiction decides; otherwise any open part leaves it inconclusive."""
     vs = [v for v in verdicts if v not in (NOT_RUN, VACUOUS)]
