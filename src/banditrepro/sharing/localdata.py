@@ -175,7 +175,7 @@ WHY_NOT = (
     ("verification.json", "the record of an earlier verify"), ("received.json", "the record of an earlier merge"),
     ("checksums.sha256", "the bundle's list of sha256: verify checks each member by its content instead"),
     ("ro-crate-metadata.json", "the bundle's description (RO-Crate)"), ("README.md", "the bundle's README"),
-    ("Snakefile", "the source's workflow file: this checkout's code is what recomputes and re-derives"),
+    ("workflow/", "the source's workflow file: this checkout's code is what recomputes and re-derives"),
 )
 
 
