@@ -1,14 +1,19 @@
 """``banditrepro verify`` (banditrepro/sharing/verify.py): an unaltered run passes; one number edited in a shard,
-a summary, a table or a claims row is caught and named; a source named by another stack is compared within
-the stated tolerance and never reported byte-identical; bad input is one line; ``--record`` reaches the report."""
+a summary, a table, a claims row or a verdict of reproduction.md (folder or bundle) is caught and named; prepared
+data come from this checkout; whether bytes must agree is decided by this checkout's names, never by the source's
+records; a shard named otherwise is compared array by array within the stated tolerance; the sample is uniform and
+its stated power holds; bad input is one line; ``--record`` reaches the report."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
+import re
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -66,14 +71,22 @@ def test_the_power_of_a_sample_is_hypergeometric():
     assert verify.pass_probability(100, 0) == 1.0 and verify.pass_probability(100, 100) == 0.0
 
 
-def test_a_sample_is_spread_over_strata_and_fixed_by_its_seed():
+def test_a_sample_is_uniform_fixed_by_its_seed_and_its_stated_power_holds():
     shards = [f"s{i}" for i in range(30)]
-    strata = [("paper", "algo", i % 3) for i in range(30)]
-    chosen = verify.choose(shards, strata, 3, seed=5)
-    assert sorted(int(s[1:]) % 3 for s in chosen) == [0, 1, 2]  # one of each stratum
-    assert chosen == verify.choose(shards, strata, 3, seed=5)
-    assert any(verify.choose(shards, strata, 3, seed=s) != chosen for s in range(6, 12))
-    assert verify.choose(shards, strata, None, seed=5) == shards
+    chosen = verify.choose(shards, 3, seed=5)
+    assert chosen == verify.choose(shards, 3, seed=5) and len(set(chosen)) == 3
+    assert any(verify.choose(shards, 3, seed=s) != chosen for s in range(6, 12))
+    assert verify.choose(shards, None, seed=5) == shards
+    # the stated probability against 4,000 seeds, for an altered shard first, in the middle and last (a uniform
+    # draw does not care where it lies); binomial standard error sqrt(p(1-p)/4000) <= 0.0079, margin 4 of them
+    seeds = 4000
+    for total, sampled in ((100, 20), (480, 20)):
+        p = verify.pass_probability(total, sampled)
+        bad = max(1, -(-total // 100))
+        for altered in (set(range(bad)), set(range(total // 2, total // 2 + bad)), set(range(total - bad, total))):
+            passes = sum(not altered & set(verify.choose(list(range(total)), sampled, seed=s)) for s in range(seeds))
+            margin = 4 * (p * (1 - p) / seeds) ** 0.5
+            assert abs(passes / seeds - p) < margin, (total, sorted(altered)[0], passes / seeds, p)
 
 
 def test_the_first_differing_value_of_a_text_is_named():
@@ -85,18 +98,46 @@ def test_the_first_differing_value_of_a_text_is_named():
 # --- end to end on the shared reference run ---------------------------------------------------------------
 
 @pytest.mark.workflow
-def test_an_unaltered_run_passes_and_says_what_its_sample_proves(project):
-    r = banditrepro(project, RESULTS, "--sample", "4", "--seed", "3")
+def test_an_unaltered_run_passes_says_what_was_not_checked_and_how_to_draw_its_sample_again(project):
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    r = banditrepro(project, RESULTS, "--sample", "4")  # no --seed: a fresh one, printed
     assert r.returncode == 0, r.stdout + r.stderr
-    cells = json.loads((project / RESULTS / "published.json").read_text())["cells"]
+    lines = r.stdout.splitlines()
+    seed = int(re.fullmatch(r"sample drawn with seed (\d+); to draw it again: banditrepro verify (\S+) --sample 4 "
+                            r"--seed \1", lines[-2]).group(1))
     shards = sum(1 for _ in (project / RESULTS / "cells").rglob("runs*.npz"))
+    cells = json.loads((project / RESULTS / "published.json").read_text())["cells"]
     claims = len(list(csv.reader(io.StringIO((project / RESULTS / "claims.csv").read_text())))) - 1
     tables = len(list((project / RESULTS / "tables").glob("*/*.csv")))
-    assert r.stdout.splitlines()[-1] == (
-        f"verified: 4 of 4 sampled shards byte-identical; {len(cells)} summaries, {tables} tables, {claims} claims "
-        f"re-derived equal; a folder with 1% of its {shards} shards altered passes this sample with probability "
+    published = len(json.loads((project / RESULTS / "published.json").read_text())["files"])
+    unchecked = [ln for ln in lines if ln.startswith("not checked: ")]
+    # the shards' measured seconds and the job log: nothing else of the folder goes unchecked
+    assert [ln.split(" (")[0] for ln in unchecked] == [
+        "not checked: cells/**/runs*.json", "not checked: logs/shards-computed.log"], unchecked
+    assert lines[-1] == (
+        f"no mismatch in what was checked: checked: 4 of {shards} shards recomputed, 4 byte-identical; {len(cells)} "
+        f"summaries, {tables} tables, {claims} claims, 3 of runtime.csv, report.md, reproduction.md re-derived equal; "
+        f"{published} published files equal to their store entry; not checked: 2 files (listed above); a folder "
+        f"with 1% of its {shards} shards altered passes this sample with probability "
         f"{verify.pass_probability(shards, 4):.3g}")
-    assert not mismatches(r) and not (project / RESULTS / "verification.json").exists()  # nothing written
+    assert "verified" not in lines[-1].split(":")[0]  # never "verified" for what was not checked
+    assert not mismatches(r) and sorted(p.relative_to(project) for p in project.rglob("*")) == before  # nothing written
+    again = banditrepro(project, RESULTS, "--sample", "4", "--seed", str(seed), "--record")
+    assert again.stdout.splitlines()[-3] == lines[-2]  # the last line: "recorded in …"
+    record = json.loads((project / RESULTS / "verification.json").read_text())
+    assert record["seed"] == seed and len(record["shards"]["sampled"]) == 4
+
+
+@pytest.mark.workflow
+def test_prepared_data_missing_here_are_prepared_in_a_scratch_folder_not_taken_from_the_source(project):
+    prepared = project / "data" / "prepared" / "utility10"
+    held = {p.name: p.read_bytes() for p in prepared.iterdir()}
+    for p in prepared.iterdir():
+        p.unlink()
+    r = banditrepro(project, RESULTS, "--sample", "2")
+    assert r.returncode == 0 and not mismatches(r), r.stdout + r.stderr
+    assert not any(prepared.iterdir()), "verify wrote into the project's data folder"
+    assert held  # what the run drew was there before
 
 
 @pytest.mark.workflow
@@ -156,22 +197,152 @@ def test_a_number_edited_in_a_summary_a_table_or_a_claims_row_is_named(project):
     assert (f"MISMATCH {table.relative_to(res)}: row 1, column {rows[0][col]!r}: {rows[1][col]!r} stored, "
             f"{stored!r} re-derived") in found, found
     assert f"MISMATCH claims.csv: row 1, column 'verdict': {claims[1][verdict]!r} stored, {was!r} re-derived" in found
-    assert len(found) == 3, found  # the summary's edit reaches no table: tables are re-derived from re-derived ones
+    # the edited table and claims.csv no longer equal their store entries either; the summary's edit reaches no
+    # table (tables are re-derived from re-derived summaries), nor the reports (re-rendered from re-derived claims)
+    assert sorted(m.split(":")[0] for m in found) == sorted([
+        f"MISMATCH {rel_summary}", f"MISMATCH {table.relative_to(res)}", f"MISMATCH {table.relative_to(res)}",
+        "MISMATCH claims.csv", "MISMATCH claims.csv"]), found
+
+
+def flip_first_verdict(text: str) -> str:
+    """The first claim heading's verdict of reproduction.md (``### `id` — **verdict**``) turned into another."""
+    was = re.search(r"— \*\*([^*]+)\*\*", text).group(1)
+    return text.replace(f"— **{was}**", f"— **{'reproduced' if was != 'reproduced' else 'not reproduced'}**", 1)
+
+
+def _records(proj: Path) -> tuple[Path, dict]:
+    published = proj / RESULTS / "published.json"
+    return published, json.loads(published.read_text())
 
 
 @pytest.mark.workflow
-def test_a_source_named_by_another_stack_is_compared_within_tolerance_not_as_bytes(project):
-    published = project / RESULTS / "published.json"
-    record = json.loads(published.read_text())
-    for cell in record["cells"].values():
-        cell["stack"] = {**cell["stack"], "numba": "0.0.1"}  # what another machine would have recorded
+def test_a_record_claiming_another_stack_does_not_stop_bytes_and_a_record_not_its_parts_key_is_reported(project):
+    from banditrepro.workflow import names
+
+    published, record = _records(project)
+    cells = sorted(record["cells"])
+    # one record claims another numba, with the key of those parts (a consistent record of another machine) ...
+    honest = record["cells"][cells[0]]
+    honest["stack"] = {**honest["stack"], "numba": "0.0.1"}
+    honest["key"] = names.key_of_parts({k: honest[k] for k in verify.PARTS})
     published.write_text(json.dumps(record))
-    r = banditrepro(project, RESULTS, "--sample", "2")
+    r = banditrepro(project, RESULTS, "--sample", "46", "--seed", "1")
+    # ... yet this checkout names the shard's folder as it is: bytes compared, never "within tolerance"
+    assert r.returncode == 0 and not mismatches(r), r.stdout + r.stderr
+    assert ", 46 byte-identical;" in r.stdout.splitlines()[-1] and "within" not in r.stdout.splitlines()[-1]
+    # another record's key is not the key of its parts: reported, exit 1
+    record["cells"][cells[1]]["stack"] = {**record["cells"][cells[1]]["stack"], "numba": "0.0.1"}
+    published.write_text(json.dumps(record))
+    r = banditrepro(project, RESULTS, "--sample", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert [m.split(",")[0] for m in mismatches(r)] == [f"MISMATCH published.json: the record of {cells[1]} gives key "
+                                                        f"{record['cells'][cells[1]]['key']}"], r.stdout
+
+
+def _seed_drawing(proj: Path, shard: Path) -> int:
+    """A seed whose sample of one shard is ``shard`` (verify's pool: cells in order, each's shards by first run)."""
+    pool = sorted((proj / RESULTS / "cells").rglob("runs*.npz"),
+                  key=lambda p: (str(p.parent.parent), int(p.name[4:].split("-")[0])))
+    at = pool.index(shard)
+    return next(s for s in range(100000) if verify.choose(list(range(len(pool))), 1, seed=s) == [at])
+
+
+def _rewrite_curve(path: Path, factor: float) -> None:
+    """Multiply one value of a curve of a shard by ``factor`` (decoded, changed, encoded again)."""
+    from banditrepro.cell import decode_curves, encode_curves
+
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = next(k for k in sorted(arrays) if k.endswith("regret") and not k.startswith(("final_", "half_")))
+    curves = decode_curves(arrays[key]).copy()
+    curves[0, -1] = np.float32(curves[0, -1] * factor)
+    arrays[key] = encode_curves(curves)
+    path.write_bytes(npz_bytes(arrays))
+
+
+@pytest.mark.workflow
+def test_a_shard_named_otherwise_is_compared_array_by_array_within_the_tolerance(project):
+    from banditrepro.workflow import names
+
+    published, record = _records(project)
+    cell = next(c for c in sorted(record["cells"]) if c.startswith("utility10/"))  # one shard of 3 runs
+    rec = record["cells"][cell]
+    rec["stack"] = {**rec["stack"], "numba": "0.0.1"}  # what another machine records, with the key of its parts
+    rec["key"] = names.key_of_parts({k: rec[k] for k in verify.PARTS})
+    published.write_text(json.dumps(record))
+    folder = project / RESULTS / "cells" / cell
+    old = next(folder.iterdir())
+    old.rename(folder / rec["key"])
+    shard = next((folder / rec["key"]).glob("runs*.npz"))
+    seed = _seed_drawing(project, shard)
+    r = banditrepro(project, RESULTS, "--sample", "1", "--seed", str(seed))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert any(ln.startswith("note: this checkout names") and "stack differ" in ln for ln in r.stdout.splitlines())
-    last = r.stdout.splitlines()[-1]
-    assert last.startswith("verified: 0 of 2 sampled shards byte-identical, 2 equal within 1e-09 (not "
-                           "byte-compared"), last
+    assert "1 of 46 shards recomputed, 0 byte-identical, 1 equal within 1e-09" in r.stdout.splitlines()[-1]
+    assert any("stack differ (published.json)" in ln for ln in r.stdout.splitlines() if ln.startswith("note: "))
+    _rewrite_curve(shard, 1 + 1e-6)  # four times the curves' tolerance, far below a final value's change
+    r = banditrepro(project, RESULTS, "--sample", "1", "--seed", str(seed))
+    assert r.returncode == 1, r.stdout + r.stderr
+    rel = str(shard.relative_to(project / RESULTS))
+    assert any(m.startswith(f"MISMATCH {rel}: run 0, ") and "regret[" in m and "named otherwise here" in m
+               for m in mismatches(r)), r.stdout
+
+
+@pytest.mark.workflow
+def test_a_verdict_flipped_in_reproduction_md_of_a_folder_is_caught(project):
+    path = project / RESULTS / "reproduction.md"
+    text = path.read_text()
+    flipped = flip_first_verdict(text)
+    assert flipped != text
+    path.write_text(flipped)
+    r = banditrepro(project, RESULTS, "--sample", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert any(m.startswith("MISMATCH reproduction.md: line ") and "re-rendered" in m for m in mismatches(r)), r.stdout
+
+
+def rebundle(bundle: Path, out: Path, name: str, edit) -> Path:
+    """``bundle`` with member ``name``'s bytes replaced by ``edit(bytes)`` and its checksums.sha256 line made to
+    match: a bundle that passes ``sha256sum -c``, so that only verify's own checks can catch it."""
+    with tarfile.open(bundle, "r:gz") as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
+    data = dict((m.name, b) for m, b in members)
+    new = edit(data[name])
+    assert new != data[name]
+    sums = data["checksums.sha256"].decode().replace(
+        f"{hashlib.sha256(data[name]).hexdigest()}  {name}", f"{hashlib.sha256(new).hexdigest()}  {name}")
+    data.update({name: new, "checksums.sha256": sums.encode()})
+    with tarfile.open(out, "w:gz") as tar:
+        for m, _ in members:
+            if m.isfile():
+                m.size = len(data[m.name])
+                tar.addfile(m, io.BytesIO(data[m.name]))
+            else:
+                tar.addfile(m)
+    return out
+
+
+@pytest.mark.workflow
+def test_a_verdict_flipped_in_a_bundles_reproduction_md_is_caught(project, bundled, tmp_path):
+    out = rebundle(bundled[0], tmp_path / "flipped.tar.gz", "results/reproduction.md",
+                   lambda b: flip_first_verdict(b.decode()).encode())
+    r = banditrepro(project, str(out), "--sample", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert any(m.startswith("MISMATCH reproduction.md: line ") for m in mismatches(r)), r.stdout
+
+
+@pytest.mark.workflow
+def test_a_bundle_carrying_an_altered_prepared_file_is_caught(project, bundled, tmp_path):
+    with tarfile.open(bundled[0], "r:gz") as tar:
+        name = next(m.name for m in tar.getmembers() if m.name.startswith("data/prepared/utility10/"))
+
+    def alter(b: bytes) -> bytes:
+        rec = json.loads(b)
+        rec["description"] = rec.get("description", "") + " (altered)"
+        return json.dumps(rec).encode()
+
+    out = rebundle(bundled[0], tmp_path / "data.tar.gz", name, alter)
+    r = banditrepro(project, str(out), "--sample", "1")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert any(m.startswith(f"MISMATCH {name}: differs from the file this checkout prepares") for m in mismatches(r))
 
 
 @pytest.mark.workflow
@@ -189,7 +360,7 @@ def test_a_recorded_verification_reaches_the_report_and_reproduction(project):
     r = banditrepro(project, RESULTS, "--sample", "2", "--record")
     assert r.returncode == 0, r.stdout + r.stderr
     record = json.loads((project / RESULTS / "verification.json").read_text())
-    assert record["result"] == "pass" and record["seed"] == 0 and record["stack"]["numba"]
+    assert record["result"] == "pass" and isinstance(record["seed"], int) and record["stack"]["numba"]
     before = shards_computed(project / RESULTS)
     run(project)  # the report is named by the record: made again, and no shard computed
     assert shards_computed(project / RESULTS) == before

@@ -12,18 +12,22 @@ def value(v) -> str:
     return repr(v.item() if hasattr(v, "item") and np.ndim(v) == 0 else v)
 
 
-def equal(x: np.ndarray, y: np.ndarray, rtol: float) -> np.ndarray:
-    """Element-wise equality (NaN equals NaN); within ``rtol`` relative for floats if it is not 0."""
+def equal(x: np.ndarray, y: np.ndarray, rtol: float, rtol32: float | None = None) -> np.ndarray:
+    """Element-wise equality (NaN equals NaN); floats within ``rtol`` relative if it is not 0 (float32 arrays
+    within ``rtol32`` if given); integers, booleans and strings exactly."""
     if x.dtype.kind not in "fc":
         return np.asarray(x == y)
+    if x.dtype == np.float32 and rtol32 is not None:
+        rtol = max(rtol, rtol32)
     if rtol:
         return np.asarray(np.isclose(x, y, rtol=rtol, atol=0.0, equal_nan=True))
     return np.asarray((x == y) | (np.isnan(x) & np.isnan(y)))
 
 
-def first_difference(stored, recomputed, finals_only: bool = False, rtol: float = 0.0) -> str | None:
-    """The first value in which two shards differ (array, run, index, both values), or None. ``finals_only``:
-    each run's final values (``final_*``) only, equal within ``rtol``."""
+def first_difference(stored, recomputed, rtol: float = 0.0, rtol32: float | None = None) -> str | None:
+    """The first value in which two shards differ (array, run, index, both values), or None: every array (curves,
+    ``final_*``, ``half_*``, ``n_batches``, instance fields …), floats within ``rtol`` relative (float32 curves
+    within ``rtol32``), the others exactly."""
     from banditrepro.cell import SHARED_KEYS, load_runs
 
     a, b = load_runs(stored), load_runs(recomputed)
@@ -31,12 +35,10 @@ def first_difference(stored, recomputed, finals_only: bool = False, rtol: float 
         return f"arrays {sorted(set(a) ^ set(b))} in one only"
     runs = np.asarray(a["run"])
     for k in sorted(a):
-        if finals_only and not k.startswith("final_"):
-            continue
         x, y = np.asarray(a[k]), np.asarray(b[k])
         if x.shape != y.shape or x.dtype != y.dtype:
             return f"{k}: shape/type {x.shape} {x.dtype} stored, {y.shape} {y.dtype} recomputed"
-        same = equal(x, y, rtol)
+        same = equal(x, y, rtol, rtol32)
         if not same.all():
             where = tuple(int(i) for i in np.argwhere(~same)[0]) if same.ndim else ()
             if k in SHARED_KEYS or not where:

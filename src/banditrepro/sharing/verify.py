@@ -1,24 +1,27 @@
 """``banditrepro verify``: check a results folder or a bundle without trusting it and without recomputing all of it.
 
-1. A sample of its shards (``--sample N``, chosen with ``--seed S`` and spread over papers, algorithms and
-   horizons; ``--all``: every shard) is recomputed from each shard's name alone (algorithm, dataset, horizon,
-   runs, base seed: the name covers everything else), each in a fresh process, and compared byte for byte.
-2. Every summary is re-derived from the stored shards, every figure table, claims.csv and every leaderboard
-   from the re-derived summaries, into a scratch folder, and compared byte for byte with the stored files.
-   Nothing in the source is written (but ``verification.json`` with ``--record``).
+Nothing the source says about itself decides anything: its config (published.json) is the only thing taken from
+it, to build the plan this checkout makes of that config; everything else is checked against that plan.
 
-What a sample proves: a folder in which a fraction of the shards was altered passes a sample of N of its M
-shards with the hypergeometric probability of drawing none of them; the last line but one gives it for 1 %.
+1. Shards. A sample of ``--sample N`` shards (``--all``: every shard), drawn uniformly at random with ``--seed S``
+   (default: a fresh seed, printed with the command that repeats the draw), is recomputed from each shard's name
+   alone (algorithm, dataset, horizon, runs, base seed) in a process of its own, from *this checkout's* prepared
+   data (banditrepro/sharing/localdata.py: a prepared file shipped in a bundle is compared with it, never used).
+   Whether the bytes must agree is decided by this checkout's own names: where a shard's folder carries the key
+   this checkout gives its cell, byte for byte; elsewhere every array is compared within a stated tolerance,
+   and the source's published.json record explains why only if its key is the key of its recorded parts.
+2. Everything after the shards is re-derived (banditrepro/sharing/rederive.py) and compared; every published
+   file is compared with its store entry.
+3. Every other file of the source is named on a ``not checked: <path> (<why>)`` line; the last line says
+   "verified" only when every file was checked and every shard recomputed.
 
-Where this checkout would name a cell's shards otherwise than the source does (another numerics stack, other
-kernel code: the parts of the name published.json records differ), bytes cannot be expected to agree: the
-cell's recomputed runs are then compared by their final values within ``TOLERANCE`` and reported as such,
-never as byte-identical; summaries named otherwise likewise.
+What a sample proves: a folder in which ⌈M/100⌉ of its M shards were altered (wherever they lie: the draw is
+uniform) passes a uniform sample of N with the hypergeometric probability C(M - m, N) / C(M, N); the last line
+gives it. Nothing is written into the source but ``verification.json`` with ``--record``.
 """
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 import tempfile
@@ -28,16 +31,24 @@ from pathlib import Path
 import numpy as np
 
 from banditrepro import ReproError
-from banditrepro.sharing.differences import first_difference, npz_difference, text_difference
+from banditrepro.sharing.differences import first_difference
 
-# Relative tolerance on each run's final values where the verifier's stack or code differs from the source's.
-# Same random streams through another compiler or numpy differ only by rounding: float64 sums of up to 10^6
-# per-step terms, each off by an ulp at most, move a final value by ~T x 2^-53 ~ 1e-10 relative; 1e-9 leaves
-# a factor 10 of margin. A changed random stream or algorithm changes a final value by percent (a run's regret
-# is a random sum of O(sqrt T) spread), so the verdict flips only for a change 10^7 times smaller than that.
+# Relative tolerance on float64 values (final_*, half_*, instance fields) where this checkout names a shard's
+# folder otherwise than the shard's path does (another numerics stack or code). The same random streams through
+# another compiler or numpy differ only by rounding: float64 sums of up to 10^6 per-step terms, each off by an ulp
+# at most, move a value by ~T x 2^-53 ~ 1e-10 relative; 1e-9 leaves a factor 10 of margin. A changed random stream
+# or algorithm changes a final value by percent (a run's regret is a random sum of O(sqrt T) spread): the verdict
+# flips for an edit of more than 1e-9 relative, 10^7 times less than what a changed stream does.
 TOLERANCE = 1e-9
+# Relative tolerance on the float32 curves: each side rounds a float64 value within 1e-9 of the other's to float32,
+# so honest curves may differ by one float32 ulp (2^-24 to 2^-23 relative); 2^-22 allows that ulp with a factor 2
+# of margin. An edit of more than 2.4e-7 relative flips the verdict. Integers, booleans and strings (n_batches,
+# run indices, names) must agree exactly.
+CURVE_TOLERANCE = 2.0 ** -22
 ALTERED = 0.01  # the fraction of altered shards the sample's power is stated for
 RECORD = "verification.json"
+# a record's parts, as names.cell_parts gives them: what its key must be the key of
+PARTS = ("algorithm", "code", "data", "horizon", "base_seed", "format", "stack")
 
 
 def add_arguments(p) -> None:
@@ -45,7 +56,8 @@ def add_arguments(p) -> None:
 
     p.add_argument("source", nargs="?", help="a results folder or a bundle (.tar.gz; default <project>/results)")
     p.add_argument("--sample", type=_integer(0, 10**9), default=20, help="shards to recompute (default 20)")
-    p.add_argument("--seed", type=_SEED, default=0, help="chooses the sample (default 0)")
+    p.add_argument("--seed", type=_SEED, default=None,
+                   help="draws the sample (default: a fresh random seed, printed with the command repeating it)")
     p.add_argument("--all", action="store_true", help="recompute every shard")
     p.add_argument("--jobs", type=_integer(1, 512), default=os.cpu_count() or 1,
                    help="processes recomputing shards (default: the cores)")
@@ -55,6 +67,9 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
+    import secrets
+    import shlex
+
     from banditrepro.sharing.sources import is_bundle, open_source
 
     root = args.project_info.root
@@ -63,10 +78,15 @@ def run(args) -> int:
     given = args.source or str(root / "results")
     if args.record and is_bundle(given):
         raise ReproError("--record writes into a results folder, not into a bundle: verify the folder instead")
+    # a seed nobody knows before the folder is checked: a known one lets a folder be altered where it will not look
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
     with open_source(given, data_dir=root / "data") as src:
-        result = verify(src, root, sample=None if args.all else args.sample, seed=args.seed, jobs=args.jobs)
+        result = verify(src, root, sample=None if args.all else args.sample, seed=seed, jobs=args.jobs)
         for line in result.lines:
             print(line)
+        if not args.all:
+            print(f"sample drawn with seed {seed}; to draw it again: banditrepro verify {shlex.quote(given)} "
+                  f"--sample {args.sample} --seed {seed}")
         print(result.summary())
         if args.record:
             write_record(src, result)
@@ -85,19 +105,28 @@ class Result:
     sampled: list = field(default_factory=list)  # shard paths under the results folder
     identical: int = 0
     within_tolerance: int = 0
-    not_sampled: list = field(default_factory=list)  # lines: shards that could not be recomputed here
     summaries: int = 0
     tables: int = 0
     claims: int = 0
     leaderboards: int = 0
+    rederived: int = 0  # of runtime.csv, report.md, reproduction.md: re-derived equal
+    store_equal: int = 0  # published files equal to their store entry
     mismatches: list = field(default_factory=list)  # one line each
     lines: list = field(default_factory=list)  # what is printed before the summary (mismatches and notes)
+    checked: set = field(default_factory=set)  # paths (as localdata.source_files names them) checked
+    skipped: dict = field(default_factory=dict)  # path -> why it is not checked
     bundle_sha256: str | None = None
+    tolerance: float = TOLERANCE
     describes: dict | None = None  # the store entries checked (banditrepro/records.py): a report shows only its own
 
     @property
     def ok(self) -> bool:
         return not self.mismatches
+
+    @property
+    def reported(self) -> set:
+        """The paths a mismatch line names."""
+        return {m.split(":", 1)[0] for m in self.mismatches}
 
     def mismatch(self, line: str) -> None:
         self.mismatches.append(line)
@@ -106,22 +135,46 @@ class Result:
     def note(self, line: str) -> None:
         self.lines.append(line)
 
+    def skip(self, path: str, why: str) -> None:
+        self.skipped.setdefault(path, why)
+
+    def readable(self, path) -> bool:
+        """Whether a stored shard can be read; a mismatch line if not. Read here, never through the summary
+        code, which deletes a corrupt file so that the next run makes it again: verify changes nothing."""
+        from banditrepro.cell import load_runs
+
+        try:
+            load_runs(path)
+            return True
+        except ReproError as exc:
+            if _rel(path) not in self.reported:
+                self.mismatch(f"{_rel(path)}: cannot be read ({exc})")
+            return False
+
     def pass_probability(self) -> float:
         """The probability that a folder with ``ALTERED`` of its shards altered passes this sample."""
         return pass_probability(self.shards_total, len(self.sampled))
 
     def summary(self) -> str:
         n = len(self.sampled)
-        parts = [f"{self.identical} of {n} sampled shards byte-identical"]
+        shards = f"checked: {n} of {self.shards_total} shards recomputed, {self.identical} byte-identical"
         if self.within_tolerance:
-            parts[0] += (f", {self.within_tolerance} equal within {TOLERANCE:g} (not byte-compared: named "
-                         "otherwise here)")
-        parts.append(f"{self.summaries} summaries, {self.tables} tables, {self.claims} claims"
-                     + (f", {self.leaderboards} leaderboards" if self.leaderboards else "") + " re-derived equal")
-        power = (f"; a folder with {ALTERED:.0%} of its {self.shards_total} shards altered passes this sample with "
+            shards += (f", {self.within_tolerance} equal within {TOLERANCE:g} (curves {CURVE_TOLERANCE:.2g}; not "
+                       "byte-compared: named otherwise here)")
+        derived = (f"{self.summaries} summaries, {self.tables} tables, {self.claims} claims"
+                   + (f", {self.leaderboards} leaderboards" if self.leaderboards else "")
+                   + f", {self.rederived} of runtime.csv, report.md, reproduction.md re-derived equal; "
+                   f"{self.store_equal} published files equal to their store entry")
+        unchecked = f"not checked: {len(self.skipped)} files (listed above)" if self.skipped else ""
+        power = (f"a folder with {ALTERED:.0%} of its {self.shards_total} shards altered passes this sample with "
                  f"probability {self.pass_probability():.3g}")
-        head = "verified" if self.ok else f"NOT verified ({len(self.mismatches)} mismatches)"
-        return f"{head}: {'; '.join(parts)}{power}"
+        if not self.ok:
+            head = f"NOT verified ({len(self.mismatches)} mismatches)"
+        elif not self.skipped and n == self.shards_total:
+            head = "verified"
+        else:  # never "verified" for what was not checked
+            head = "no mismatch in what was checked"
+        return f"{head}: " + "; ".join(x for x in (shards, derived, unchecked, power) if x)
 
     def record(self) -> dict:
         from banditrepro.workflow.names import numerics_stack
@@ -130,17 +183,19 @@ class Result:
         return {"source": self.source, "bundle_sha256": self.bundle_sha256, "seed": self.seed,
                 "result": "pass" if self.ok else "fail", "summary": self.summary(),
                 "shards": {"total": self.shards_total, "sampled": sorted(self.sampled), "byte_identical":
-                           self.identical, "within_tolerance": self.within_tolerance, "tolerance": TOLERANCE},
+                           self.identical, "within_tolerance": self.within_tolerance, "tolerance": TOLERANCE,
+                           "curve_tolerance": CURVE_TOLERANCE},
                 "re_derived_equal": {"summaries": self.summaries, "tables": self.tables, "claims": self.claims,
-                                     "leaderboards": self.leaderboards},
+                                     "leaderboards": self.leaderboards, "runtime_and_reports": self.rederived},
+                "not_checked": dict(sorted(self.skipped.items())),
                 "pass_probability_if_1pct_altered": self.pass_probability(), "mismatches": self.mismatches,
                 "notes": [ln for ln in self.lines if not ln.startswith("MISMATCH ")],
                 "stack": {**numerics_stack(), "python_full": stack()["python"]}, "describes": self.describes}
 
 
 def pass_probability(total: int, sampled: int, altered: float = ALTERED) -> float:
-    """P(a sample of ``sampled`` of ``total`` shards misses every one of the ceil(altered x total) altered):
-    hypergeometric, C(total - bad, sampled) / C(total, sampled)."""
+    """P(a uniform sample of ``sampled`` of ``total`` shards misses every one of the ceil(altered x total)
+    altered): hypergeometric, C(total - bad, sampled) / C(total, sampled), wherever the altered shards lie."""
     if total <= 0:
         return 1.0
     bad = max(1, math.ceil(altered * total))
@@ -166,22 +221,32 @@ def write_record(src, result: Result) -> None:
 @dataclass(frozen=True)
 class CellCheck:
     cell: str
-    stored_key: str  # the key of the source's shards
-    differs: tuple  # the parts of the name this checkout gives otherwise (empty: the same name)
-    shards: tuple  # ((first, last, path), ...) holding runs 0..runs-1, from the source
+    key: str  # the key of the folder whose shards are checked: the shards' actual path
+    byte: bool  # that key is the one this checkout gives the cell: bytes must agree
+    why: str  # tolerance mode: why the names differ (from a trusted record), or that nothing trusted says
+    trusted_record: bool  # the source's record names this folder, and its key is the key of its parts
+    shards: tuple  # ((first, last, path), ...) holding runs 0..runs-1
 
 
 def verify(src, root, sample: int | None, seed: int, jobs: int) -> Result:
     """Check ``src`` (sources.Source) with this checkout at ``root``; ``sample`` None: every shard."""
+    from banditrepro.sharing.localdata import compare_shipped, inventory, local_data
+    from banditrepro.sharing.rederive import rederive
+
     plan = src.plan(root)
     result = Result(src.given, seed, bundle_sha256=src.bundle_sha256)
     result.describes = _describes(plan)
-    cells = _cells(plan, src, result)
     with tempfile.TemporaryDirectory(prefix="banditrepro-verify-") as tmp:
         scratch = Path(tmp)
-        data = _data_view(plan, src, root, scratch / "data")
-        _check_shards(plan, cells, data, sample, seed, jobs, scratch / "recomputed", result)
-        _rederive(plan, src, cells, data, scratch, result)
+        unrun = unavailable_datasets(plan, src)
+        data = scratch / "data"
+        local, absent = local_data(plan, root, data, {d for d in plan.names.data if d not in unrun})
+        _status_view(plan, src, data)
+        compare_shipped(src, plan, local, result)
+        cells = _cells(plan, src, result, unrun, absent)
+        _check_shards(plan, cells, local, sample, seed, jobs, scratch / "recomputed", result)
+        rederive(plan, src, cells, data, scratch, result)
+    inventory(src, result)
     return result
 
 
@@ -192,42 +257,99 @@ def _describes(plan) -> dict:
     return describes(plan.names)
 
 
-def _cells(plan, src, result: Result) -> list[CellCheck]:
-    """Every cell of the plan, with the source's shards that hold its runs; a cell whose runs are not all
-    stored is a mismatch."""
+def _status_view(plan, src, data: Path) -> None:
+    """The source's probe verdicts of its optional datasets, used as recorded (the probe ran on its machine)."""
+    from banditrepro.sharing.localdata import copy_into
+
+    for dataset in plan.optional_datasets():
+        status = Path(src.data) / "status" / f"{dataset}.json"
+        if status.is_file():
+            copy_into(status, data / "status" / status.name)
+
+
+def record_key_ok(cell: str, rec, result: Result) -> bool:
+    """Whether the source's record of a cell has the key of its own parts (names.key_of_parts); a mismatch line
+    if not: such a record explains nothing."""
+    from banditrepro.workflow import names
+
+    try:
+        key = names.key_of_parts({k: rec[k] for k in PARTS})
+    except (KeyError, TypeError):
+        result.mismatch(f"published.json: the record of {cell} lacks the parts of its key: it explains nothing")
+        return False
+    if key != rec.get("key"):
+        result.mismatch(f"published.json: the record of {cell} gives key {rec.get('key')}, its parts give {key}: "
+                        "it explains nothing")
+        return False
+    return True
+
+
+def _key_folders(src, cell: str) -> dict:
+    """key -> {first: last} of every shard folder the source holds for a cell (the shards' actual paths)."""
+    from banditrepro.sharing.sources import KEY
+    from banditrepro.workflow.plan import existing_shards
+
+    top = Path(src.results) / "cells" / cell
+    names = sorted(os.listdir(top)) if top.is_dir() else []
+    found = {k: existing_shards(top / k) for k in names if KEY.fullmatch(k) and (top / k).is_dir()}
+    return {k: v for k, v in found.items() if v}
+
+
+def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellCheck]:
+    """Every cell of the plan with the source's shards that hold its runs: those under the key this checkout gives
+    the cell (bytes must agree), else those of the folder the source's record names or of its only folder
+    (tolerance). A cell whose runs are not all stored is a mismatch."""
     from banditrepro.workflow import digests, names
     from banditrepro.workflow.cells import split_key
-    from banditrepro.workflow.plan import existing_shards, plan_shards
+    from banditrepro.workflow.plan import plan_shards
 
     recorded = src.cells
+    trusted = {cell: record_key_ok(cell, rec, result) for cell, rec in sorted(recorded.items())
+               if isinstance(rec, dict)}
+    if all(trusted.values()):
+        result.checked.add("published.json")
     out = []
-    unrun = unavailable_datasets(plan, src)
     for cell in sorted(plan.cell_names):
         dataset, horizon, algo = split_key(cell)
         if dataset in unrun:
             continue
-        rec = recorded.get(cell)
-        ours = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
-                                plan.config["base_seed"])
-        key = rec["key"] if rec else plan.cell_names[cell]
-        differs = tuple(k for k in ours if rec and rec.get(k) != ours[k])
-        folder = src.results / "cells" / cell / key
+        folders = _key_folders(src, cell)
+        if dataset in absent:
+            for key in folders:
+                result.skip(f"cells/{cell}/{key}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
+            continue
+        ours, rec = plan.cell_names[cell], recorded.get(cell) if isinstance(recorded.get(cell), dict) else {}
+        if ours in folders:
+            key, byte, why = ours, True, ""
+        elif rec.get("key") in folders or len(folders) == 1:
+            key, byte = (rec["key"] if rec.get("key") in folders else next(iter(folders))), False
+            mine = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
+                                    plan.config["base_seed"])
+            differ = [k for k in PARTS if rec.get(k) != mine[k]]
+            why = (f"{', '.join(differ)} differ (published.json)" if trusted.get(cell) and rec.get("key") == key
+                   and differ else "nothing trusted says why")
+        else:
+            result.mismatch(f"cells/{cell}/{ours}: no shard stored under this checkout's name"
+                            + (f" ({len(folders)} other folders, none the record names)" if folders else ""))
+            continue
         runs = plan.cell_runs[cell]
-        existing = existing_shards(folder)
+        existing = folders[key]
         held = [(a, b) for a, b in plan_shards(runs, runs, existing) if existing.get(a) == b]
         covered = held[-1][1] + 1 if held else 0
         if covered < runs:
-            result.mismatch(f"cells/{cell}/{key}: holds runs 0-{covered - 1} of 0-{runs - 1}" if covered else
-                            f"cells/{cell}/{key}: no shard stored (the cell's {runs} runs are missing)")
-        out.append(CellCheck(cell, key, differs, tuple((a, b, folder / f"runs{a}-{b}.npz") for a, b in held)))
+            result.mismatch(f"cells/{cell}/{key}: holds runs 0-{covered - 1} of 0-{runs - 1}")
+        folder = src.results / "cells" / cell / key
+        out.append(CellCheck(cell, key, byte, why, bool(trusted.get(cell)) and rec.get("key") == key,
+                             tuple((a, b, folder / f"runs{a}-{b}.npz") for a, b in held)))
+    other = [c for c in out if not c.byte]
+    if other:
+        whys = sorted({c.why for c in other})
+        result.note(f"note: this checkout names {len(other)} of {len(out)} cells otherwise than their folders do "
+                    f"({'; '.join(whys)}): every array of their shards is compared within {TOLERANCE:g} (curves "
+                    f"{CURVE_TOLERANCE:.2g}), not byte for byte")
     if unrun:
         result.note(f"note: {', '.join(sorted(unrun))} not run (an optional dataset its probe found unavailable): "
                     "their cells are not checked")
-    differ = sorted({p for c in out for p in c.differs})
-    if differ:
-        n = sum(bool(c.differs) for c in out)
-        result.note(f"note: this checkout names {n} of {len(out)} cells otherwise than the source ({', '.join(differ)} "
-                    f"differ): their runs are compared within {TOLERANCE:g}, not byte for byte")
     return out
 
 
@@ -242,125 +364,64 @@ def unavailable_datasets(plan, src) -> set[str]:
             status = json.loads((src.data / "status" / f"{dataset}.json").read_text())
         except (OSError, ValueError):
             status = {}
-        if not status.get("available"):
+        if not isinstance(status, dict) or status.get("available") is not True:
             out.add(dataset)
     return out
 
 
-def _data_view(plan, src, root, into: Path) -> Path:
-    """A data folder holding (as links) every prepared file and probe status the plan names: the source's
-    where it has them (a bundle's), else this project's (a dataset a bundle withholds: prepared here under the
-    same name, so the same bytes)."""
-    project = Path(root) / "data"
-    for dataset in sorted(plan.names.data):
-        rel = Path(plan.layout.prepared_file(dataset)).relative_to(plan.layout.data_dir)
-        for rel_path in (rel, Path("status") / f"{dataset}.json"):
-            found = next((d / rel_path for d in (src.data, project) if (d / rel_path).is_file()), None)
-            if found is not None:
-                (into / rel_path).parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(found.resolve(), into / rel_path)
-    return into
-
-
-def _paper_of(plan) -> dict:
-    """cell -> the first paper (in the manifest's order) with a figure drawing it."""
-    from banditrepro.workflow.cells import cell_key
-
-    out = {}
-    for fig in plan.figures:
-        for p in fig.panels:
-            for a in p.algorithms:
-                out.setdefault(cell_key(p.dataset, p.horizon, a.id), fig.paper)
-    return out
-
-
-def choose(shards: list, strata: list, n: int | None, seed: int) -> list:
-    """``n`` of ``shards`` (None: all), spread evenly over ``strata`` (one label per shard): the strata in a
-    random order, each's shards in a random order, taken round-robin. ``seed`` keys the stream
-    (SeedSequence), so the same seed chooses the same shards."""
+def choose(shards: list, n: int | None, seed: int) -> list:
+    """``n`` of ``shards`` (None: all) drawn uniformly without replacement, in their listed order: every set of
+    ``n`` equally likely, so that ``pass_probability`` holds wherever the altered shards lie. ``seed`` keys the
+    stream (SeedSequence), so the same seed draws the same shards from the same list."""
     if n is None or n >= len(shards):
         return list(shards)
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), 0x5E1F])))
-    groups: dict = {}
-    for s, label in zip(shards, strata):
-        groups.setdefault(label, []).append(s)
-    order = [sorted(groups)[i] for i in rng.permutation(len(groups))]
-    queues = [[groups[g][i] for i in rng.permutation(len(groups[g]))] for g in order]
-    out = []
-    while len(out) < n:
-        for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop())
-    return out
+    return [shards[i] for i in sorted(rng.choice(len(shards), size=n, replace=False))]
 
 
-def _check_shards(plan, cells, data: Path, sample, seed, jobs, scratch: Path, result: Result) -> None:
-    from banditrepro.workflow.cells import kernel_of, split_key
+def _check_shards(plan, cells, local: dict, sample, seed, jobs, scratch: Path, result: Result) -> None:
+    from banditrepro.sharing.localdata import check_sidecars
+    from banditrepro.workflow.cells import split_key
 
-    paper = _paper_of(plan)
-    pool, strata = [], []
-    for c in cells:
-        prepared = _prepared(plan, data, c.cell)
-        for first, last, path in c.shards:
-            if prepared is None:
-                result.not_sampled.append(path)
-                continue
-            pool.append((c, first, last, path, prepared))
-            _, horizon, _ = split_key(c.cell)
-            strata.append((paper.get(c.cell, ""), kernel_of(c.cell), horizon))
-    withheld = sorted({split_key(c.cell)[0] for c in cells if _prepared(plan, data, c.cell) is None and c.shards})
-    if withheld:
-        result.note(f"note: {len(result.not_sampled)} shards of {', '.join(withheld)} not sampled: their prepared "
-                    "data are neither in the source nor prepared here (snakemake <their prepared file> prepares them)")
+    pool = [(c, first, last, path) for c in cells for first, last, path in c.shards]
     result.shards_total = len(pool)
-    chosen = choose(pool, strata, sample, seed)
-    result.sampled = [_rel(result_path, plan) for *_, result_path, _ in chosen]
+    for c in cells:
+        check_sidecars(c, local, result)
+    chosen = choose(pool, sample, seed)
+    result.sampled = [_rel(path) for *_, path in chosen]
     tasks = []
-    for c, first, last, path, prepared in chosen:
-        _, horizon, algo = split_key(c.cell)
-        out = scratch / c.cell / c.stored_key / path.name
-        tasks.append((algo, str(prepared), horizon, first, last, int(plan.config["base_seed"]), str(out)))
-    for (c, _first, _last, path, _), out in zip(chosen, _recompute_all(tasks, jobs)):
-        rel = _rel(path, plan)
-        if not _readable(path, rel, result):
+    for c, first, last, path in chosen:
+        dataset, horizon, algo = split_key(c.cell)
+        out = scratch / c.cell / c.key / path.name
+        tasks.append((algo, str(local[dataset]), horizon, first, last, int(plan.config["base_seed"]), str(out)))
+    for (c, _first, _last, path), out in zip(chosen, _recompute_all(tasks, jobs)):
+        rel = _rel(path)
+        if not result.readable(path):
             continue
-        if c.differs:
-            diff = first_difference(path, out, finals_only=True, rtol=TOLERANCE)
+        if not c.byte:
+            diff = first_difference(path, out, rtol=TOLERANCE, rtol32=CURVE_TOLERANCE)
             if diff is None:
                 result.within_tolerance += 1
+                result.checked.add(rel)
             else:
-                result.mismatch(f"{rel}: {diff} (recomputed with other {', '.join(c.differs)}; "
-                                f"tolerance {TOLERANCE:g})")
+                result.mismatch(f"{rel}: {diff} (named otherwise here: {c.why}; tolerance {TOLERANCE:g}, curves "
+                                f"{CURVE_TOLERANCE:.2g})")
         elif Path(path).read_bytes() == Path(out).read_bytes():
             result.identical += 1
+            result.checked.add(rel)
         else:
             result.mismatch(f"{rel}: {first_difference(path, out) or 'bytes differ'}")
+    # a shard not drawn is read into its summary (re-derived equal), not recomputed: the last line says what the
+    # sample proves of them, so none is listed as "not checked"
+    result.checked.update(_rel(p) for *_, p in pool)
 
 
-def _readable(path, rel: str, result: Result) -> bool:
-    """Whether a stored shard can be read; a mismatch line if not. Read here, never through the summary code,
-    which deletes a corrupt file so that the next run makes it again: verify changes nothing in its source."""
-    from banditrepro.cell import load_runs
-
-    try:
-        load_runs(path)
-        return True
-    except ReproError as exc:
-        result.mismatch(f"{rel}: cannot be read ({exc})")
-        return False
-
-
-def _rel(path, plan) -> str:
+def _rel(path) -> str:
     parts = Path(path).parts
-    return "/".join(parts[parts.index("cells"):]) if "cells" in parts else str(path)
-
-
-def _prepared(plan, data: Path, cell: str) -> Path | None:
-    from banditrepro.workflow.cells import dataset_of
-
-    dataset = dataset_of(cell)
-    rel = Path(plan.layout.prepared_file(dataset)).relative_to(plan.layout.data_dir)
-    return data / rel if (data / rel).exists() else None
+    for top in ("cells", "summaries"):
+        if top in parts:
+            return "/".join(parts[parts.index(top):])
+    return str(path)
 
 
 def _recompute(task) -> str:
@@ -388,84 +449,3 @@ def _recompute_all(tasks: list, jobs: int) -> list[str]:
             raise
         except Exception as exc:  # a kernel that fails here: name it, one line
             raise ReproError(f"recomputing a shard failed: {type(exc).__name__}: {exc}") from None
-
-
-# --- re-derivation ----------------------------------------------------------------------------------------
-
-
-def _rederive(plan, src, cells, data: Path, scratch: Path, result: Result) -> None:
-    """Summaries from the source's shards, tables, claims and leaderboards from those summaries, all into
-    ``scratch``; each compared with the source's file."""
-    from banditrepro import leaderboard
-    from banditrepro.aggregate import write_summary
-    from banditrepro.claims import write_claims
-    from banditrepro.figures import write_table
-    from banditrepro.layout import Layout
-    from banditrepro.workflow.cells import split_key
-    from banditrepro.workflow.plan import build_plan
-
-    config = src.config
-    config["results_dir"] = "results"
-    fresh = build_plan(config, plan.root, scan=False, where=(scratch / "results", data))
-    fresh.rename_outputs()
-    stored = Layout(str(src.results))  # the fixed paths a reader opens
-    recorded = src.cells
-    for c in cells:
-        if len(c.shards) == 0 or c.shards[-1][1] + 1 < plan.cell_runs[c.cell]:
-            continue  # already a mismatch (runs missing)
-        if not all([_readable(p, _rel(p, plan), result) for *_, p in c.shards]):
-            continue
-        dataset, horizon, algo = split_key(c.cell)
-        out = Path(fresh.layout.summary(dataset, horizon, algo))
-        write_summary([p for *_, p in c.shards], out, plan.cell_runs[c.cell])
-        key = recorded.get(c.cell, {}).get("summary", plan.names.summary[(dataset, horizon, algo)])
-        theirs = src.results / "summaries" / c.cell / f"{key}.npz"
-        rel = f"summaries/{c.cell}/{key}.npz"
-        if not theirs.is_file():
-            result.mismatch(f"{rel}: missing")
-        elif key != plan.names.summary[(dataset, horizon, algo)]:
-            diff = npz_difference(theirs, out, TOLERANCE)
-            if diff:
-                result.mismatch(f"{rel}: {diff} (named otherwise here; tolerance {TOLERANCE:g})")
-            else:
-                result.summaries += 1
-        elif theirs.read_bytes() != out.read_bytes():
-            result.mismatch(f"{rel}: {npz_difference(theirs, out, 0.0) or 'bytes differ'}")
-        else:
-            result.summaries += 1
-    if result.mismatches and any(m.startswith(("cells/", "summaries/")) and "missing" in m for m in result.mismatches):
-        result.note("note: tables, claims and leaderboards not re-derived: summaries are missing")
-        return
-    st = fresh.store
-    for fig in fresh.figures:
-        write_table(fig, st, st.table(fig.paper, fig.id))
-        before = len(result.mismatches)
-        for suffix in ("csv", "md", "tex"):
-            _compare_file(stored.table(fig.paper, fig.id, suffix), st.table(fig.paper, fig.id, suffix), src, result)
-        result.tables += len(result.mismatches) == before  # a table counts as equal in its three forms
-    write_claims(fresh.figures, st, st.claims_csv)
-    n = _compare_file(stored.claims_csv, st.claims_csv, src, result, rows=True)
-    result.claims = n or 0
-    for paper in leaderboard.papers(fresh.figures):
-        leaderboard.write_tables(fresh.figures, st, paper, st.leaderboard(paper, "csv"), st.leaderboard(paper, "md"))
-        before = len(result.mismatches)
-        for suffix in ("csv", "md"):
-            _compare_file(stored.leaderboard(paper, suffix), st.leaderboard(paper, suffix), src, result)
-        result.leaderboards += len(result.mismatches) == before
-
-
-def _compare_file(theirs, ours, src, result: Result, rows: bool = False) -> int | None:
-    """Compare the source's file with the re-derived one; a mismatch line names the first differing row and
-    column (CSV) or line. Returns the data rows of a CSV that agrees (``rows``)."""
-    theirs, ours = Path(theirs), Path(ours)
-    rel = str(theirs.relative_to(src.results))
-    if not theirs.is_file():
-        result.mismatch(f"{rel}: missing")
-        return None
-    a, b = theirs.read_bytes(), ours.read_bytes()
-    if a == b:
-        return sum(1 for _ in csv.reader(a.decode().splitlines())) - 1 if rows else None
-    result.mismatch(f"{rel}: {text_difference(a.decode(errors='replace'), b.decode(errors='replace'), theirs.suffix)}")
-    return None
-
-
