@@ -14,11 +14,15 @@ from banditrepro.layout import Layout
 
 
 def panel_status(dataset: str, layout: Layout) -> tuple[bool, str]:
-    path = Path(layout.status_file(dataset))
-    if not path.exists():
-        return True, ""
-    st = json.loads(path.read_text())
-    return bool(st["available"]), st.get("reason", "")
+    """(whether a panel's dataset ran, why not) from its probe verdict (banditrepro/probes.py). Optional: a dataset
+    the layout's names record a probe for (``names.probes``), or, for a layout made by hand, one with a status
+    file. The workflow probes every optional dataset before any figure of it is drawn."""
+    from banditrepro.probes import probe_verdict
+
+    verdict = probe_verdict(layout.status_file(dataset))
+    names = layout.names
+    optional = dataset in names.probes if names is not None and names.probes else verdict.state != "unprobed"
+    return (True, "") if not optional else (verdict.available, verdict.reason)
 
 
 def instance_note(dataset: str, layout: Layout) -> str:

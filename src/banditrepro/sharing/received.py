@@ -32,7 +32,6 @@ import os
 import re
 import stat
 import tarfile
-import tempfile
 import zlib
 from pathlib import Path
 

@@ -18,9 +18,18 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from banditrepro.sharing.received import (BUNDLE_SUFFIXES, MAX_MEMBER_BYTES, MAX_SIDECAR_BYTES, BadSource,
-                                          check_published, check_shard, read_record, shard_of, unpack_bundle,
-                                          walk_folder)
+from banditrepro.sharing.received import (
+    BUNDLE_SUFFIXES,
+    MAX_MEMBER_BYTES,
+    MAX_SIDECAR_BYTES,
+    BadSource,
+    check_published,
+    check_shard,
+    read_record,
+    shard_of,
+    unpack_bundle,
+    walk_folder,
+)
 
 __all__ = ["BUNDLE_SUFFIXES", "BadSource", "Source", "StoredShard", "is_bundle", "open_source", "published_record"]
 
