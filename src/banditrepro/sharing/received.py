@@ -172,13 +172,42 @@ class _Capped:
 
 
 def unpack_bundle(archive: Path, into: Path, given: str) -> dict[str, int]:
-    """Unpack ``archive`` into the empty folder ``into``, every header checked here; relative name -> size of
-    each file; BadSource if anything is refused (``into`` may then hold part of it: its caller removes it)."""
-    size = archive.stat().st_size
-    cap = min(MAX_TOTAL_BYTES, MAX_RATIO * size + RATIO_SLACK)
-    files: dict[str, int] = {}
-    hashes: dict[str, str] = {}
+    """Unpack ``archive`` into the empty folder ``into``; relative name -> size of each file. Two passes: the
+    first checks every header and hashes every file without writing anything (so a refused bundle leaves
+    nothing, not even in ``into``) and checks the checksums; the second writes the files, each hashed again and
+    compared with the first pass. BadSource if anything is refused."""
+    cap = min(MAX_TOTAL_BYTES, MAX_RATIO * archive.stat().st_size + RATIO_SLACK)
+    files, hashes, sums = {}, {}, {}
+
+    def hash_only(tar, info, parts):
+        h = hashlib.sha256()
+        data = tar.extractfile(info)
+        keep = info.name == CHECKSUMS and info.size <= MAX_CHECKSUMS_BYTES
+        while chunk := data.read(1 << 20):
+            h.update(chunk)
+            if keep:
+                sums[info.name] = sums.get(info.name, b"") + chunk
+        files[info.name], hashes[info.name] = info.size, h.hexdigest()
+
+    _members(archive, given, cap, hash_only)
+    check_checksums(sums.get(CHECKSUMS), files, hashes, given)
+    made: set[Path] = set()
+
+    def write(tar, info, parts):
+        if info.isdir():
+            _mkdirs(into, parts, made)
+        elif _write_member(tar, info, _mkdirs(into, parts[:-1], made), parts[-1]) != hashes[info.name]:
+            raise BadSource(f"{given}: changed while it was read ({info.name})")
+
+    _members(archive, given, cap, write, folders=True)
+    return files
+
+
+def _members(archive: Path, given: str, cap: int, visit, folders: bool = False) -> None:
+    """Call ``visit(tar, info, parts)`` for every file member (and folder, ``folders``) of the archive as it is
+    streamed, once its header passed every check; at most ``cap`` bytes are unpacked in all."""
     seen: set[str] = set()
+    total = 0
     try:
         with open(archive, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz, \
                 tarfile.open(fileobj=_Capped(gz, cap), mode="r|") as tar:
@@ -193,32 +222,35 @@ def unpack_bundle(archive: Path, into: Path, given: str) -> dict[str, int]:
                 if info.type == tarfile.DIRTYPE:
                     if not (name in ("results", "data", "workflow") or bundle_allowed([*parts, "x"])):
                         raise BadSource(f"{given}: folder {name!r} is not one a bundle holds")
-                    _mkdirs(into, parts)
+                    if folders:
+                        visit(tar, info, parts)
                     continue
                 if info.type not in (tarfile.REGTYPE, tarfile.AREGTYPE) or info.issparse():
                     raise BadSource(f"{given}: member {name!r} is not a regular file (a link, device, FIFO or "
                                     "sparse file)")
                 if not bundle_allowed(parts):
                     raise BadSource(f"{given}: member {name!r} is not under results/ or data/ nor a bundle's file")
-                if info.size > MAX_MEMBER_BYTES or sum(files.values()) + info.size > MAX_TOTAL_BYTES:
+                total += info.size
+                if info.size > MAX_MEMBER_BYTES or total > MAX_TOTAL_BYTES:
                     raise BadSource(f"{given}: member {name!r} is larger than the limits ({MAX_MEMBER_BYTES} bytes "
                                     f"each, {MAX_TOTAL_BYTES} in all)")
-                hashes[name] = _write_member(tar, info, into, parts)
-                files[name] = info.size
+                visit(tar, info, parts)
     except _TooLarge:
         raise BadSource(f"{given}: unpacks to more than {cap} bytes ({MAX_RATIO}x its size, a gzip bomb?)") from None
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         raise BadSource(f"{given}: not a readable .tar.gz ({' '.join(str(exc).split()) or type(exc).__name__})") \
             from None
-    check_checksums(into, files, hashes, given)
-    return files
 
 
-def _mkdirs(into: Path, parts: list[str]) -> Path:
-    """Make the folders ``parts`` under ``into`` one by one (never through a link: only this module writes here)."""
+def _mkdirs(into: Path, parts: list[str], made: set) -> Path:
+    """Make the folders ``parts`` under ``into`` one by one (never through a link: only this module writes here);
+    ``made``: those made already."""
     here = into
     for part in parts:
         here = here / part
+        if here in made:
+            continue
+        made.add(here)
         try:
             os.mkdir(here, 0o700)
         except FileExistsError:
@@ -227,12 +259,11 @@ def _mkdirs(into: Path, parts: list[str]) -> Path:
     return here
 
 
-def _write_member(tar, info, into: Path, parts: list[str]) -> str:
+def _write_member(tar, info, folder: Path, name: str) -> str:
     """Write one member's bytes to its new file (never an existing one, never through a link); its sha256."""
-    folder = _mkdirs(into, parts[:-1])
     src = tar.extractfile(info)
     h, n = hashlib.sha256(), 0
-    fd = os.open(folder / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
         while chunk := src.read(1 << 20):
             n += len(chunk)
@@ -243,14 +274,14 @@ def _write_member(tar, info, into: Path, parts: list[str]) -> str:
     return h.hexdigest()
 
 
-def check_checksums(into: Path, files: dict, hashes: dict, given: str) -> None:
-    """``checksums.sha256`` lists every other file of the bundle once, each with the sha256 it has."""
+def check_checksums(data: bytes | None, files: dict, hashes: dict, given: str) -> None:
+    """``checksums.sha256`` (its bytes ``data``) lists every other file of the bundle once, with its sha256."""
     if CHECKSUMS not in files:
         raise BadSource(f"{given}: no {CHECKSUMS}: its files cannot be checked (bundle it with banditrepro bundle)")
     if files[CHECKSUMS] > MAX_CHECKSUMS_BYTES:
         raise BadSource(f"{given}: {CHECKSUMS} is larger than {MAX_CHECKSUMS_BYTES} bytes")
     try:
-        text = (into / CHECKSUMS).read_bytes().decode("utf-8")
+        text = (data or b"").decode("utf-8")
     except UnicodeDecodeError:
         raise BadSource(f"{given}: {CHECKSUMS} is not UTF-8 text") from None
     listed: dict[str, str] = {}
