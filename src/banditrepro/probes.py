@@ -5,7 +5,7 @@ One reader, one default. A status file holds ``{"dataset": str, "available": boo
 else (not JSON, another shape, larger than ``MAX_STATUS_BYTES``) is an error, never read as either verdict. A
 missing file means *not probed*, and not probed is not available: nothing is drawn, bundled or checked on the
 assumption that a probe would have succeeded. A dataset that is not optional has no probe at all and always
-runs (``dataset_ran``): the question "is it optional" is the caller's, from the catalog or the plan.
+runs unless a verdict says otherwise (``dataset_ran``): the question "is it optional" is the caller's, from the catalog or the plan.
 
 Standard library only (a low module: the layout's level; sharing/ and the figures import it, never the reverse).
 """
@@ -69,6 +69,7 @@ def check_verdict(found, where) -> Probe:
 
 
 def dataset_ran(path, optional: bool) -> bool:
-    """Whether a run draws the dataset whose status file is ``path``: always if it is not optional (no probe
-    decides it), else only if its probe found it available (not probed: no)."""
-    return True if not optional else probe_verdict(path).available
+    """Whether a run draws the dataset whose status file is ``path``: a verdict decides; without one, only a
+    dataset that is not optional (the workflow probes only optional ones: not probed is not run)."""
+    verdict = probe_verdict(path)
+    return not optional if verdict.state == UNPROBED else verdict.available

@@ -14,15 +14,14 @@ from banditrepro.layout import Layout
 
 
 def panel_status(dataset: str, layout: Layout) -> tuple[bool, str]:
-    """(whether a panel's dataset ran, why not) from its probe verdict (banditrepro/probes.py). Optional: a dataset
-    the layout's names record a probe for (``names.probes``), or, for a layout made by hand, one with a status
-    file. The workflow probes every optional dataset before any figure of it is drawn."""
-    from banditrepro.probes import probe_verdict
+    """(whether a panel's dataset ran, why not): probes.dataset_ran, optional meaning a dataset the layout's names
+    record a probe for (``names.probes``; a layout made by hand has none: its status files alone decide). The
+    workflow probes every optional dataset before any figure of it is drawn."""
+    from banditrepro.probes import dataset_ran, probe_verdict
 
-    verdict = probe_verdict(layout.status_file(dataset))
-    names = layout.names
-    optional = dataset in names.probes if names is not None and names.probes else verdict.state != "unprobed"
-    return (True, "") if not optional else (verdict.available, verdict.reason)
+    path = layout.status_file(dataset)
+    optional = layout.names is not None and dataset in layout.names.probes
+    return (True, "") if dataset_ran(path, optional) else (False, probe_verdict(path).reason)
 
 
 def instance_note(dataset: str, layout: Layout) -> str:
