@@ -4,8 +4,8 @@ here once for every reader (the figures, the Snakefile's checkpoint, bundle, ver
 One reader, one default. A status file holds ``{"dataset": str, "available": bool, "reason": str}``; anything
 else (not JSON, another shape, larger than ``MAX_STATUS_BYTES``) is an error, never read as either verdict. A
 missing file means *not probed*, and not probed is not available: nothing is drawn, bundled or checked on the
-assumption that a probe would have succeeded. A dataset that is not optional has no probe at all and always
-runs unless a verdict says otherwise (``dataset_ran``): the question "is it optional" is the caller's, from the catalog or the plan.
+assumption that a probe would have succeeded. A dataset that is not optional has no probe at all and runs
+unless a verdict says otherwise (``dataset_ran``); whether it is optional is the caller's to say (catalog, plan).
 
 Standard library only (a low module: the layout's level; sharing/ and the figures import it, never the reverse).
 """
