@@ -32,11 +32,20 @@ from pathlib import Path, PurePosixPath
 
 from banditrepro import ReproError
 from banditrepro.layout import KEY, shard_runs
-from banditrepro.sharing.crate import PROFILES, crate_document  # noqa: F401 (the crate: sharing/crate.py)
+from banditrepro.sharing.crate import (  # noqa: F401 (the crate: sharing/crate.py; names tests read here)
+    CRATE,
+    PROFILES,
+    README,
+    WORKFLOW,
+    _run_name,
+    _why,
+    crate_document,
+    derived_from,
+    raw_sources,
+)
 from banditrepro.sharing.received import BUNDLE_SUFFIXES as SUFFIXES  # what sources.open_source reads
 from banditrepro.sharing.received import CHECKSUMS
 
-CRATE, README, WORKFLOW = "ro-crate-metadata.json", "README.md", "workflow/Snakefile"
 NAME_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+=,-]*")  # a dataset or an algorithm id: one path part, never ".."
 
 
@@ -78,7 +87,7 @@ def bundle_date(source_date_epoch: str | None) -> tuple[str, int]:
 Member = namedtuple("Member", "name path size sha256 data", defaults=(None,))
 # a prepared file not passed on: the path it would have, its sha256, the (raw source, licence) that forbid it
 Withheld = namedtuple("Withheld", "dataset name sha256 sources")
-_why = lambda w: "; ".join(f"{s}: {lic}" for s, lic in w.sources)  # noqa: E731 (what a Withheld's line says)
+
 
 
 @dataclass
@@ -163,21 +172,6 @@ def _ran(catalog, dataset: str, lay) -> bool:
 
     optional = catalog is not None and dataset in catalog.datasets and catalog.is_optional(dataset)
     return dataset_ran(lay.status_file(dataset), optional)
-
-
-def derived_from(catalog, dataset: str, _seen=()) -> list[str]:
-    """``dataset`` and every dataset it derives from (``dataset_inputs``: a fallback instance), in order."""
-    if dataset in _seen:
-        raise ReproError(f"dataset {dataset!r} derives from itself (catalog: fallback)")
-    out = [dataset]
-    for other in catalog.dataset_inputs(dataset):
-        out += [d for d in derived_from(catalog, other, (*_seen, dataset)) if d not in out]
-    return out
-
-
-def raw_sources(catalog, dataset: str) -> list[str]:
-    """Every raw source ``dataset`` derives from: where its licence and its right to be passed on come from."""
-    return list(dict.fromkeys(s for d in derived_from(catalog, dataset) for s in catalog.raw_inputs(d)))
 
 
 def withholding_sources(catalog, dataset: str) -> list[tuple[str, str]]:
@@ -286,11 +280,6 @@ def readme_text(c: Contents) -> str:
                  "their own licence (`banditrepro prepare`: the same data key names the same file) to verify their "
                  "cells.", "", *(f"- {w.dataset}: `{w.name}` ({_why(w)})" for w in c.withheld)]
     return "\n".join(text) + "\n"
-
-
-def _run_name(c: Contents) -> str:
-    papers = ", ".join(c.published["config"].get("papers") or [])
-    return f"banditrepro run {c.published.get('results_dir', '')} ({papers})"
 
 
 def write_bundle(c: Contents, output, published_at: str, epoch: int) -> tuple[str, int]:

@@ -7,6 +7,11 @@ import json
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
+from banditrepro import ReproError
+from banditrepro.sharing.received import CHECKSUMS
+
+CRATE, README, WORKFLOW = "ro-crate-metadata.json", "README.md", "workflow/Snakefile"
+
 # Workflow Run Crate 0.5 (the newest roc-validator 0.13 knows) and the two profiles it extends, on RO-Crate 1.1, the
 # version they are written against: its context maps ComputationalWorkflow and FormalParameter to the bioschemas
 # IRIs their shapes use (RO-Crate 1.3's, rocrate's default, maps them elsewhere).
@@ -22,6 +27,29 @@ MEDIA = {".csv": "text/csv", ".md": "text/markdown", ".tex": "text/x-tex", ".jso
 STACK = ("snakemake", "banditrepro", "numpy", "numba", "scipy", "pandas", "matplotlib")  # named in the crate
 
 
+_why = lambda w: "; ".join(f"{s}: {lic}" for s, lic in w.sources)  # noqa: E731 (what a Withheld's line says)
+
+
+def _run_name(c) -> str:
+    papers = ", ".join(c.published["config"].get("papers") or [])
+    return f"banditrepro run {c.published.get('results_dir', '')} ({papers})"
+
+
+def derived_from(catalog, dataset: str, _seen=()) -> list[str]:
+    """``dataset`` and every dataset it derives from (``dataset_inputs``: a fallback instance), in order."""
+    if dataset in _seen:
+        raise ReproError(f"dataset {dataset!r} derives from itself (catalog: fallback)")
+    out = [dataset]
+    for other in catalog.dataset_inputs(dataset):
+        out += [d for d in derived_from(catalog, other, (*_seen, dataset)) if d not in out]
+    return out
+
+
+def raw_sources(catalog, dataset: str) -> list[str]:
+    """Every raw source ``dataset`` derives from: where its licence and its right to be passed on come from."""
+    return list(dict.fromkeys(s for d in derived_from(catalog, dataset) for s in catalog.raw_inputs(d)))
+
+
 _one = lambda values: values[0] if len(values) == 1 else values  # noqa: E731 (a value as RO-Crate 1.1 wants it)
 
 
@@ -35,7 +63,6 @@ def crate_document(c, published_at: str) -> dict:
     from rocrate.model.softwareapplication import SoftwareApplication
     from rocrate.rocrate import ROCrate
 
-    from banditrepro.sharing.bundle import CHECKSUMS, README, WORKFLOW, _run_name, _why, raw_sources
 
     crate, members, config = ROCrate(version=RO_CRATE_VERSION), c.members, c.published["config"]
     crate.metadata.extra_terms["sha256"] = SHA256_TERM

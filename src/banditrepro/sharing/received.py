@@ -238,8 +238,8 @@ def _members(archive: Path, given: str, cap: int, visit, folders: bool = False) 
     except _TooLarge:
         raise BadSource(f"{given}: unpacks to more than {cap} bytes ({MAX_RATIO}x its size, a gzip bomb?)") from None
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:
-        raise BadSource(f"{given}: not a readable .tar.gz ({' '.join(str(exc).split()) or type(exc).__name__})") \
-            from None
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise BadSource(f"{given}: cannot be unpacked: not a readable .tar.gz ({why})") from None
 
 
 def _mkdirs(into: Path, parts: list[str], made: set) -> Path:
