@@ -30,12 +30,24 @@ absolute ones, so nothing recorded depends on where the checkout lives.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 DEFAULT_BASE_SEED = 20240601  # the one place the default root seed is written (schema default mirrors it)
 DEFAULT_RESULTS_DIR = "results"
 DEFAULT_DATA_DIR = "data"
+# a shard's file name (``Layout.shard``) and a stored result's key (names.KEY_CHARS hex digits): parsed here only
+SHARD_FILE = re.compile(r"runs(\d+)-(\d+)\.npz")
+KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def shard_runs(name: str) -> tuple[int, int] | None:
+    """(first, last) of a shard file name ``runs<first>-<last>.npz``; None for any other name (or last < first)."""
+    m = SHARD_FILE.fullmatch(name)
+    if m is None or int(m.group(2)) < int(m.group(1)):
+        return None
+    return int(m.group(1)), int(m.group(2))
 
 
 @dataclass

@@ -21,6 +21,7 @@ import pytest
 
 from banditrepro import ReproError
 from banditrepro.datasets.catalog import load_catalog
+from banditrepro.probes import dataset_ran
 from banditrepro.sharing import bundle
 from banditrepro.sharing.sources import open_source
 from tests.sharing.conftest import RESULTS, run_bundle
@@ -259,9 +260,12 @@ def test_an_optional_dataset_its_probe_found_unavailable_is_left_out_but_its_ver
     assert contents.unrun == ["utility10"] and contents.status == {"utility10": "data/status/utility10.json"}
     assert [n for n in contents.members if "/utility10/" in n or "utility10." in n] == ["data/status/utility10.json"]
     assert "not run (unavailable): utility10" in contents.summary("x.tgz", 0, "0" * 64)
-    assert bundle._available(project / "data/status/none.json")  # no verdict: not optional, or not probed
+    # one reader of probe verdicts (banditrepro/probes.py): not probed is not run, a malformed verdict an error
+    assert not dataset_ran(project / "data/status/none.json", optional=True)
+    assert dataset_ran(project / "data/status/none.json", optional=False)
     (project / "data/status/odd.json").write_text("[1]")
-    assert bundle._available(project / "data/status/odd.json")  # a verdict it cannot read claims nothing
+    with pytest.raises(ReproError, match="not a probe verdict"):
+        dataset_ran(project / "data/status/odd.json", optional=True)
 
 
 # --- the crate --------------------------------------------------------------------------------------------

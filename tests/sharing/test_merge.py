@@ -10,7 +10,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +19,7 @@ from banditrepro.cell import SHARED_KEYS
 from banditrepro.shardformat import is_curve
 from banditrepro.workflow.names import key_of_parts
 from tests.sharing.conftest import RESULTS, SUBSET, run
+from tests.sharing.crafted import bundle_folder, rewrite_npz
 from tests.workflow.common import TEST_CONFIG, clone, plan_of, shards_computed, tree_digest
 
 pytestmark = pytest.mark.workflow
@@ -77,6 +77,8 @@ def test_a_foreign_shard_is_refused_naming_what_differs_and_kept_only_with_keep_
     rec = {**cells[cell], "base_seed": 8}
     rec["key"] = key_of_parts(rec)
     shutil.copytree(src / "cells" / cell / cells[cell]["key"], src / "cells" / cell / rec["key"])
+    for shard in (src / "cells" / cell / rec["key"]).glob("runs*.npz"):  # computed with that seed, as it says
+        rewrite_npz(shard, base_seed=np.int64(8))
     published = json.loads((src / "published.json").read_text())
     published["cells"][cell] = rec
     (src / "published.json").write_text(json.dumps(published))
@@ -94,18 +96,13 @@ def test_a_foreign_shard_is_refused_naming_what_differs_and_kept_only_with_keep_
     assert any(ln.startswith(f"refused {stray} from {src}: its name (ffffffffffffffff) is not this config's "
                              f"({cells[other]['key']}) and {src} records no parts") for ln in lines), lines
     assert len([ln for ln in lines if ln.startswith("refused ")]) == 2
-    assert f"merged {len(cells)} shards" in r.stdout and "2 refused" in lines[-1]
-    merged = project / "results/m"
-    assert not (merged / seeded).exists() and not (merged / stray).exists()
-    # every shard of this config is there: a run would compute nothing
-    plan = plan_of(project, TEST_CONFIG, **NARROWED, results_dir="results/m")
-    assert all(not c["missing"] for c in plan["cells"].values())
+    # all or nothing: a refused shard writes nothing, not even this config's own shards
+    assert lines[-1].startswith("nothing merged: 2 shards named otherwise") and "merged " not in r.stdout, lines
+    assert not (project / "results/m").exists()
 
     # --keep-foreign, from a bundle of the same folder: foreign shards stored untouched under their own names,
     # where this config's plan never reads; received.json names the bundle by its sha256
-    bundle = tmp_path / "B.tar.gz"
-    with tarfile.open(bundle, "w:gz") as tar:
-        tar.add(src, arcname="results")
+    bundle = bundle_folder(src, tmp_path / "B.tar.gz")
     r = merge(project, bundle, "--keep-foreign", "--into", "results/k")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "kept 2 foreign shards under their own names" in r.stdout, r.stdout
@@ -225,3 +222,74 @@ def test_bad_input_is_one_line_and_exit_status_2(project, tmp_path):
         assert r.returncode == 2 and r.stdout == "", (says, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and says in r.stderr, (says, r.stderr)
     assert not (project / "results/m").exists() and not (tmp_path / "elsewhere").exists()
+
+
+# --- all or nothing (issue 43, point 5) --------------------------------------------------------------------
+
+
+def test_a_killed_merges_staging_is_removed_by_the_next_and_ignored_by_plan_and_clean(project, tmp_path):
+    into = project / RESULTS
+    stale = into / ".merge-deadbeef" / "cells" / "sushi16" / "T500" / "rucb" / "0123456789abcdef"
+    stale.mkdir(parents=True)
+    (stale / "runs0-1.npz").write_bytes(b"half a shard")  # what a merge killed while staging leaves
+    # a plan of the folder and `clean` do not see it (they look in cells/, summaries/, store/, batches/)
+    plan = plan_of(project, TEST_CONFIG, **NARROWED)
+    assert all(not c["missing"] for c in plan["cells"].values())
+    r = subprocess.run([*CLI, "clean", "--project", str(project), "--configfile", TEST_CONFIG, "--config", *SUBSET],
+                       cwd=project, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and ".merge-" not in r.stdout, r.stdout + r.stderr
+    # the next merge (every shard already there) removes it, and writes nothing else
+    source = a_results_copy(into, tmp_path / "B")
+    before = tree_digest(into, skip=str(into / ".merge-"))
+    r = merge(project, source, "--into", RESULTS)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not list(into.glob(".merge-*"))
+    assert tree_digest(into) == before
+
+
+def test_a_merge_moves_staged_shards_in_with_received_json_last(project, tmp_path, monkeypatch):
+    """Unit level: the order of what lands in the --into folder, and a merge killed while moving."""
+    from banditrepro.sharing import merge as merging
+    from banditrepro.sharing.sources import open_source
+
+    results = project / RESULTS
+    into = project / "results/m"
+    landed = []
+    real_replace = merging.os.replace
+
+    def replace(a, b):
+        if ".merge-" in str(b) or ".merge-" not in str(a):  # staging's own atomic writes: not a move in
+            return real_replace(a, b)
+        landed.append(Path(b).relative_to(into).as_posix())
+        if len(landed) == 5:  # killed while moving: the folder holds whole shards only, no received.json
+            raise KeyboardInterrupt
+        real_replace(a, b)
+
+    monkeypatch.setattr(merging.os, "replace", replace)
+    plan = __import__("banditrepro.workflow.plan", fromlist=["x"]).build_plan(
+        {**json.loads((results / "published.json").read_text())["config"], "results_dir": "results/m"}, project,
+        scan=False)
+    with open_source(results, data_dir=project / "data") as src:
+        with pytest.raises(KeyboardInterrupt):
+            merging.merge([src], into, plan)
+        npz = [p for p in landed[:4] if p.endswith(".npz")]
+        assert landed[0].endswith(".json") and npz and all((into / p).is_file() for p in npz)
+        assert not (into / "received.json").exists() and not list(into.glob(".merge-*"))
+        monkeypatch.setattr(merging.os, "replace", real_replace)
+        out = merging.merge([src], into, plan)  # the same command again completes it
+    assert out.ok and (into / "received.json").is_file()
+    shards = sorted(p.relative_to(into).as_posix() for p in into.rglob("runs*.npz"))
+    assert shards == sorted(p.relative_to(results).as_posix() for p in results.rglob("runs*.npz"))
+    for rel in shards:
+        assert (into / rel).read_bytes() == (results / rel).read_bytes()
+
+
+def test_a_sidecar_link_in_the_source_is_bad_input_and_nothing_is_written(project, tmp_path):
+    source = a_results_copy(project / RESULTS, tmp_path / "B")
+    side = sorted((source / "cells").rglob("runs*.json"))[0]
+    (tmp_path / "outside.json").write_bytes(side.read_bytes())
+    side.unlink()
+    side.symlink_to(tmp_path / "outside.json")
+    r = merge(project, source, "--into", "results/m")
+    assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+    assert "symbolic link" in r.stderr and not (project / "results/m").exists()

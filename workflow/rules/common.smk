@@ -148,10 +148,10 @@ def get_leaderboard_inputs(wildcards):
 
 def get_dataset_status(dataset):
     """For optional datasets: the probe's verdict (evaluated after the checkpoint ran)."""
-    import json
+    from banditrepro.probes import probe_verdict
 
     path = checkpoints.probe_dataset.get(dataset=dataset).output[0]
-    return path, json.loads(Path(path).read_text())["available"]
+    return path, probe_verdict(path).available
 
 
 def get_figure_inputs(wildcards):

@@ -14,11 +14,14 @@ from banditrepro.layout import Layout
 
 
 def panel_status(dataset: str, layout: Layout) -> tuple[bool, str]:
-    path = Path(layout.status_file(dataset))
-    if not path.exists():
-        return True, ""
-    st = json.loads(path.read_text())
-    return bool(st["available"]), st.get("reason", "")
+    """(whether a panel's dataset ran, why not): probes.dataset_ran, optional meaning a dataset the layout's names
+    record a probe for (``names.probes``; a layout made by hand has none: its status files alone decide). The
+    workflow probes every optional dataset before any figure of it is drawn."""
+    from banditrepro.probes import dataset_ran, probe_verdict
+
+    path = layout.status_file(dataset)
+    optional = layout.names is not None and dataset in layout.names.probes
+    return (True, "") if dataset_ran(path, optional) else (False, probe_verdict(path).reason)
 
 
 def instance_note(dataset: str, layout: Layout) -> str:

@@ -10,9 +10,15 @@ results folder of this project, so that the next Snakemake run computes only wha
    whatever shards, must agree byte for byte: every per-run array's slice of that run (dtype and bytes) and the
    shared arrays. Every shard is also checked against its name (its runs, horizon, base seed). On any
    disagreement nothing is written and the lines name both places, the cell, the run and the array.
-3. *Copy.* Every shard not in the folder yet goes to the same path under ``--into``: its ``.json`` sidecar
-   first, its ``.npz`` last (the file that makes a shard complete), each atomic and synced. ``received.json``
-   then records the sources (with each bundle's sha256): report.md names them.
+3. *All or nothing.* Every source is checked whole before anything else (sharing/sources.py: names, links,
+   sizes, checksums, records, each shard's description against its path: a bad source is exit 2). A refused
+   foreign shard (without ``--keep-foreign``) or a disagreement writes nothing (exit 1). Otherwise every shard
+   not in the folder yet is staged in ``<into>/.merge-<random>/`` (same file system), synced, then moved to
+   its path (``os.replace``: sidecar first, ``.npz`` last, the file that makes a shard complete), the folders
+   synced; ``received.json`` is written last, naming what was moved in. A merge killed while staging leaves
+   the folder as it was; killed while moving, a subset of checked, complete shards and no ``received.json``
+   line: the same command again completes it. A stale staging folder is removed by the next merge; nothing
+   else reads it (plans and ``clean`` look in cells/, summaries/, store/, batches/ only).
 
 Runs split across machines combine because a shard's bytes do not depend on which shard holds its runs (each
 run draws from its own stream) and the plan follows a cell's shards from run 0, taking the longest file at
@@ -25,7 +31,7 @@ disagree (then nothing is written), 2 on bad input.
 from __future__ import annotations
 
 import contextlib
-import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -172,6 +178,10 @@ def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcom
         out.lines.append(f"nothing merged: {_n(out.disagree, 'disagreement')} (every run held twice must agree "
                          f"byte for byte); nothing written into {into}")
         return out
+    if out.refused:
+        out.lines.append(f"nothing merged: {_n(out.refused, 'shard')} named otherwise than this config's "
+                         f"(--keep-foreign stores them under their own names); nothing written into {into}")
+        return out
     _copy(sources, chosen, foreign, into, out, _describes(plan))
     return out
 
@@ -186,13 +196,13 @@ def _describes(plan) -> dict:
 
 def stored_shards(folder: Path) -> list[tuple[int, int]]:
     """(first, last) of every shard file in ``folder``, sorted (each file, not only the longest at a start)."""
-    from banditrepro.workflow.plan import SHARD_NAME
+    from banditrepro.layout import shard_runs
 
     try:
-        found = [SHARD_NAME.fullmatch(p.name) for p in folder.iterdir()]
+        found = [shard_runs(p.name) for p in folder.iterdir()]
     except OSError:  # no folder yet
         return []
-    return sorted((int(m.group(1)), int(m.group(2))) for m in found if m and int(m.group(2)) >= int(m.group(1)))
+    return sorted(r for r in found if r)
 
 
 def why_foreign(cell: str, key: str, plan, src) -> str:
@@ -309,25 +319,49 @@ def _first_value(x: np.ndarray, y: np.ndarray) -> tuple[str, str]:
 # --- copying -----------------------------------------------------------------------------------------------
 
 
+STAGING = ".merge-"  # <into>/.merge-<random>/: what a merge stages before moving it in (removed after)
+
+
 def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome, describes: dict) -> None:
-    """Copy every chosen shard not in ``into`` yet (sidecar first, .npz last), one line per source and a last
-    line; record the sources that gave shards in received.json."""
+    """Stage every chosen shard not in ``into`` yet, move them in, then record the sources that gave shards in
+    received.json; one line per source and a last line."""
+    import shutil
+    import tempfile
+
+    previous = received_sources(into)  # checked before anything is written: a bad record is bad input
+    into.mkdir(parents=True, exist_ok=True)
+    for stale in into.glob(f"{STAGING}*"):  # a killed merge's staging: ours by its name, never read
+        if stale.is_dir() and not stale.is_symlink():
+            shutil.rmtree(stale)
+    staging = Path(tempfile.mkdtemp(prefix=STAGING, dir=into))
+    try:
+        moves, lines, received = _stage(sources, chosen, foreign, into, staging, describes)
+        _move_in(moves, into)
+        if received:
+            _record(into, previous + received)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    out.lines += lines
+
+
+def _stage(sources: list, chosen: list, foreign: set, into: Path, staging: Path, describes: dict):
+    """Write the shards to move into ``staging`` (synced); (their (staged, destination) pairs, sidecars first,
+    the lines saying what each source gives, the received.json entries)."""
     from banditrepro.atomic import write_bytes
 
-    copied_total, present_total, received = 0, 0, []
-    done: set = set()
+    moves, lines, received, done = [], [], [], set()
+    copied_total = present_total = 0
     for src in sources:
-        mine = [h for h in chosen if h.source is src]
         copied, kept, present = [], 0, 0
-        for h in mine:
-            dest = into / h.rel
-            if h.rel in done or dest.is_file():
+        for h in (h for h in chosen if h.source is src):
+            if h.rel in done or (into / h.rel).is_file():
                 present += 1
                 continue
-            side = h.path.with_suffix(".json")
-            if side.is_file():
-                write_bytes(dest.with_suffix(".json"), side.read_bytes(), durable=True, sync_dir=False)
-            write_bytes(dest, h.path.read_bytes(), durable=True)
+            side = src.sidecar(src_shard(h))
+            pairs = ([(side, h.rel[:-4] + ".json")] if side is not None else []) + [(h.path, h.rel)]
+            for path, rel in pairs:
+                write_bytes(staging / rel, src.read_bytes(path), durable=True, sync_dir=False)
+                moves.append((staging / rel, into / rel))
             done.add(h.rel)
             if h in foreign:
                 kept += 1
@@ -336,20 +370,35 @@ def _copy(sources: list, chosen: list, foreign: set, into: Path, out: Outcome, d
         line = f"merged {_n(len(copied), 'shard')}{_runs_text(copied)} from {src.given}"
         if kept:
             line += f"; kept {_n(kept, 'foreign shard')} under their own names (for verify; never read here)"
-        if present:
-            line += f"; {present} already there"
-        out.lines.append(line)
+        lines.append(line + (f"; {present} already there" if present else ""))
         copied_total += len(copied) + kept
         present_total += present
         if copied or kept:
             received.append({"source": src.given, "bundle_sha256": src.bundle_sha256, "shards": len(copied) + kept,
                              "describes": describes})
-    if received:
-        _record(into, received)
-    tail = f"; {out.refused} refused (named otherwise than this config's: --keep-foreign stores them)" \
-        if out.refused else ""
-    out.lines.append(f"into {into}: {_n(copied_total, 'shard')} copied, {present_total} already there{tail}; snakemake "
-                     "with this config computes only the runs no source held")
+    lines.append(f"into {into}: {_n(copied_total, 'shard')} copied, {present_total} already there; snakemake "
+                 "with this config computes only the runs no source held")
+    return moves, lines, received
+
+
+def src_shard(h: Held):
+    from banditrepro.sharing.sources import StoredShard
+
+    return StoredShard(h.cell, h.key, h.first, h.last, h.path)
+
+
+def _move_in(moves: list, into: Path) -> None:
+    """``os.replace`` each staged file to its destination (same file system), in order, then sync the folders."""
+    from banditrepro.atomic import fsync_dir
+
+    folders = []
+    for staged, dest in moves:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, dest)
+        if dest.parent not in folders:
+            folders.append(dest.parent)
+    for folder in folders:
+        fsync_dir(folder)
 
 
 def _runs_text(copied: list) -> str:
@@ -382,14 +431,16 @@ def _ranges(runs: list) -> str:
     return ",".join(f"{a}-{b}" if b != a else f"{a}" for a, b in spans)
 
 
-def _record(into: Path, received: list) -> None:
-    """Add the sources to ``<into>/received.json`` (report.md's "Merged in" lines; part of the report's name)."""
+def received_sources(into: Path) -> list:
+    """The sources ``<into>/received.json`` records ([] if none), read as a received record (validated)."""
+    from banditrepro.sharing.received import read_record
+
+    return read_record(into / RECEIVED, "received", f"--into {into}", missing={"sources": []})["sources"]
+
+
+def _record(into: Path, sources: list) -> None:
+    """``<into>/received.json``: every source merged in (report.md's "Merged in" lines; part of the report's
+    name), written last, once the shards it names are in place."""
     from banditrepro.atomic import write_json
 
-    path = into / RECEIVED
-    try:
-        found = json.loads(path.read_text())
-    except (OSError, ValueError):
-        found = {}
-    before = found.get("sources") if isinstance(found, dict) else None
-    write_json(path, {"sources": [*(before if isinstance(before, list) else []), *received]}, durable=True)
+    write_json(into / RECEIVED, {"sources": sources}, durable=True)

@@ -1,35 +1,37 @@
-"""A results folder or a bundle, opened for reading: what verify, merge and compare take as a source.
+"""A results folder or a bundle, opened for reading: the one way verify, merge, compare and bundle read a source.
 
 A *folder* is a config's results folder (``results/``, ``results/test`` …) of this project or of another
 checkout: its prepared files are the project's (``data/prepared``, shared by every config). A *bundle*
 (``banditrepro bundle``, banditrepro/sharing/bundle.py) is a gzipped tar holding ``results/`` and
 ``data/`` of one run; it is unpacked into a temporary folder for as long as the source is open (nothing in
-the project is written). Either way the source's config is the one its ``published.json`` records
-(workflow/publish.py: the keys that name results), and its shards are found by listing ``cells/``: a file
-is trusted for nothing but its bytes, and checked against its name.
+the project is written). Either way it is checked whole before it is used (banditrepro/sharing/received.py:
+names, file types, sizes, checksums, records, every shard's description against its path), its config is the
+one its ``published.json`` records, and its shards are the files of its checked listing under ``cells/``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
-import tarfile
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from banditrepro import ReproError
-from banditrepro.workflow.cells import cell_key
+from banditrepro.sharing.received import (
+    BUNDLE_SUFFIXES,
+    MAX_MEMBER_BYTES,
+    MAX_SIDECAR_BYTES,
+    BadSource,
+    check_published,
+    check_shard,
+    read_record,
+    shard_of,
+    unpack_bundle,
+    walk_folder,
+)
 
-BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
-SHARD_FILE = re.compile(r"runs(\d+)-(\d+)\.npz")
-KEY = re.compile(r"[0-9a-f]{16}")
-
-
-class BadSource(ReproError):
-    """A path that is neither a results folder nor a bundle (exit status 2: bad input)."""
+__all__ = ["BUNDLE_SUFFIXES", "BadSource", "Source", "StoredShard", "is_bundle", "open_source", "published_record"]
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,9 @@ class Source:
     given: str  # as the user named it
     results: Path  # the results folder
     data: Path  # the data folder whose prepared/ and status/ its figures drew
-    published: dict = field(default_factory=dict)  # its published.json ({} if it has none)
+    published: dict = field(default_factory=dict)  # its published.json, validated ({} if it has none)
     bundle_sha256: str | None = None  # a bundle's, else None
+    files: dict = field(default_factory=dict)  # every checked file under the results folder -> its size
 
     @property
     def config(self) -> dict:
@@ -71,19 +74,34 @@ class Source:
 
     def shards(self) -> list[StoredShard]:
         """Every shard file under ``cells/`` (any key), sorted by cell, key and first run."""
-        out = []
-        top = self.results / "cells"
-        for folder, _dirs, files in os.walk(top):
-            rel = Path(folder).relative_to(top).parts
-            if len(rel) != 4 or not KEY.fullmatch(rel[3]):
-                continue
-            for name in files:
-                m = SHARD_FILE.fullmatch(name)
-                if m and int(m.group(2)) >= int(m.group(1)):
-                    out.append(StoredShard(cell_key(rel[0], int(rel[1][1:]), rel[2]) if rel[1][1:].isdigit()
-                                           else "/".join(rel[:3]), rel[3], int(m.group(1)), int(m.group(2)),
-                                           Path(folder) / name))
+        out = [StoredShard(*found, self.results / rel) for rel in self.files if (found := shard_of(rel))]
         return sorted(out, key=lambda s: (s.cell, s.key, s.first, s.last))
+
+    def sidecar(self, shard: StoredShard) -> Path | None:
+        """A shard's ``.json`` sidecar if the source holds one."""
+        rel = shard.rel[:-4] + ".json"
+        return self.results / rel if rel in self.files else None
+
+    def read_bytes(self, path) -> bytes:
+        """The bytes of a checked file of the source (never through a link, never more than its limit)."""
+        path = Path(path)
+        rel = path.relative_to(self.results).as_posix() if path.is_absolute() else str(path)
+        if rel not in self.files:
+            raise BadSource(f"{self.given}: {rel} is not a file of the source")
+        fd = os.open(self.results / rel, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                raise BadSource(f"{self.given}: {rel} is no longer a regular file")
+            data = f.read(MAX_MEMBER_BYTES + 1)
+        if len(data) != self.files[rel]:
+            raise BadSource(f"{self.given}: {rel} changed since it was checked")
+        return data
+
+    def probe(self, dataset: str):
+        """The probe verdict of an optional dataset in the source's data folder (banditrepro/probes.py)."""
+        from banditrepro.probes import probe_verdict
+
+        return probe_verdict(self.data / "status" / f"{dataset}.json")
 
     def plan(self, project_root, scan: bool = True):
         """The plan this checkout builds for the source's config, reading and naming the source's files (its
@@ -95,24 +113,43 @@ class Source:
         return build_plan(config, Path(project_root), scan=scan, where=(self.results, self.data))
 
 
-def _published(results: Path) -> dict:
-    try:
-        found = json.loads((results / "published.json").read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise BadSource(f"{results}/published.json cannot be read ({exc})") from None
-    return found if isinstance(found, dict) else {}
-
-
 def is_bundle(path) -> bool:
     return str(path).endswith(BUNDLE_SUFFIXES)
 
 
+def published_record(results: Path, given: str) -> dict:
+    """A results folder's published.json, validated ({} if it has none); BadSource if it is not one."""
+    return check_published(read_record(Path(results) / "published.json", "published", given, missing={}), given)
+
+
+def _checked(given: str, results: Path, data: Path, files: dict, sha: str | None) -> Source:
+    """The Source of a walked folder or an unpacked bundle, once its records and shards were checked."""
+    from banditrepro.probes import BadProbe, probe_verdict
+
+    published = published_record(results, given)
+    for kind in ("received", "verification"):  # shown by reports: read as records, never as what they claim
+        read_record(results / f"{kind}.json", kind, given)
+    status = data / "status"
+    if sha is not None and status.is_dir():  # a bundle's probe verdicts (a folder's data are the project's)
+        for path in sorted(status.iterdir()):
+            try:
+                probe_verdict(path)
+            except BadProbe as exc:
+                raise BadSource(f"{given}: {exc}") from None
+    src = Source(given, results, data, published, sha, files)
+    cells = src.cells
+    for shard in src.shards():
+        rec = cells.get(shard.cell)
+        seed = rec.get("base_seed") if isinstance(rec, dict) and rec.get("key") == shard.key else None
+        check_shard(shard.path, shard.rel, src.sidecar(shard), given, seed)
+    return src
+
+
 @contextlib.contextmanager
 def open_source(path, data_dir="data"):
-    """The source at ``path`` (a results folder, or a bundle unpacked into a temporary folder removed on exit).
-    ``data_dir``: the project's data folder, a folder source's prepared files. BadSource on anything else."""
+    """The source at ``path`` (a results folder, or a bundle unpacked into a temporary folder removed on exit),
+    checked whole. ``data_dir``: the project's data folder, a folder source's prepared files. BadSource on
+    anything refused (one line)."""
     given = str(path)
     p = Path(path)
     if is_bundle(p):
@@ -122,23 +159,26 @@ def open_source(path, data_dir="data"):
 
         sha = file_sha256(p)
         with tempfile.TemporaryDirectory(prefix="banditrepro-bundle-") as tmp:
-            _unpack(p, Path(tmp))
+            members = unpack_bundle(p, Path(tmp), given)
             results, data = Path(tmp) / "results", Path(tmp) / "data"
             if not results.is_dir():
                 raise BadSource(f"{given}: not a bundle of banditrepro (no results/ inside)")
-            yield Source(given, results, data, _published(results), sha)
+            files = {n.removeprefix("results/"): s for n, s in members.items() if n.startswith("results/")}
+            yield _checked(given, results, data, files, sha)
         return
     if not p.is_dir():
         raise BadSource(f"{given}: neither a results folder nor a bundle ({', '.join(BUNDLE_SUFFIXES)})")
-    if not ((p / "published.json").is_file() or (p / "cells").is_dir()):
+    if not (os.path.lexists(p / "published.json") or os.path.lexists(p / "cells")):
         raise BadSource(f"{given}: not a results folder (no published.json, no cells/)")
-    yield Source(given, p, Path(data_dir), _published(p))
-
-
-def _unpack(archive: Path, into: Path) -> None:
-    """Extract ``archive``: regular files and folders only, inside ``into`` (tarfile's "data" filter)."""
     try:
-        with tarfile.open(archive, "r:gz") as tar:
-            tar.extractall(into, filter="data")
-    except (tarfile.TarError, OSError, EOFError) as exc:
-        raise BadSource(f"{archive}: cannot be unpacked ({exc})") from None
+        files = walk_folder(p, given)
+    except OSError as exc:
+        raise BadSource(f"{given}: cannot be read ({exc})") from None
+    yield _checked(given, p, Path(data_dir), files, None)
+
+
+def read_sidecar(path: Path, given: str) -> dict:
+    """A shard's sidecar, size-capped and validated (received.read_record)."""
+    return read_record(Path(path), "sidecar", given, MAX_SIDECAR_BYTES)
+
+

@@ -356,17 +356,7 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
 def unavailable_datasets(plan, src) -> set[str]:
     """The optional datasets of the plan that the source's run did not draw: their probe status (the source's,
     else none) says unavailable. Their cells were planned but never computed (their panels say *not run*)."""
-    import json
-
-    out = set()
-    for dataset in plan.optional_datasets():
-        try:
-            status = json.loads((src.data / "status" / f"{dataset}.json").read_text())
-        except (OSError, ValueError):
-            status = {}
-        if not isinstance(status, dict) or status.get("available") is not True:
-            out.add(dataset)
-    return out
+    return {dataset for dataset in plan.optional_datasets() if not src.probe(dataset).available}
 
 
 def choose(shards: list, n: int | None, seed: int) -> list:

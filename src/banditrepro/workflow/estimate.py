@@ -79,10 +79,12 @@ def bytes_per_shard(algo: str) -> float:
 
 def skipped_datasets(plan) -> set[str]:
     """Optional (network) datasets their probe found unavailable: no figure asks for their cells, so a run
-    computes none of their batches (not probed yet counts as available, as for the figures: the run probes it)."""
-    from banditrepro.figures.panels import panel_status
+    computes none of their batches. Not probed yet is planned for: this is an estimate of what the run will do,
+    and the run probes it first (probes.py: for what a run drew, not probed counts as not run)."""
+    from banditrepro.probes import UNAVAILABLE, probe_verdict
 
-    return {d for d in plan.catalog.datasets if plan.catalog.is_optional(d) and not panel_status(d, plan.layout)[0]}
+    return {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)
+            and probe_verdict(plan.layout.status_file(d)).state == UNAVAILABLE}
 
 
 def entries_to_write(plan, touched: set[str], skip: set[str]) -> dict:

@@ -27,20 +27,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from banditrepro import ReproError, jobsize
-from banditrepro.layout import Layout, Names
+from banditrepro.layout import SHARD_FILE as SHARD_NAME  # noqa: F401 (the shard name, parsed in layout.py)
+from banditrepro.layout import Layout, Names, shard_runs
 from banditrepro.workflow import batches as batching
 from banditrepro.workflow import names
 from banditrepro.workflow.cells import algorithm_of, cell_key, dataset_of, kernel_of, split_key  # noqa: F401
 from banditrepro.workflow.config import apply_cluster_mode, check_config
 
 SCHEMA = "workflow/schemas/config.schema.yaml"
-SHARD_NAME = re.compile(r"runs(\d+)-(\d+)\.npz$")
 
 
 def existing_shards(folder) -> dict[int, int]:
@@ -51,9 +50,8 @@ def existing_shards(folder) -> dict[int, int]:
         return {}
     out: dict[int, int] = {}
     for name in entries:
-        m = SHARD_NAME.fullmatch(name)
-        if m and int(m.group(2)) >= int(m.group(1)):
-            a, b = int(m.group(1)), int(m.group(2))
+        if found := shard_runs(name):
+            a, b = found
             out[a] = max(b, out.get(a, b))
     return out
 
