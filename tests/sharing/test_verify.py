@@ -21,7 +21,6 @@ import pytest
 
 from banditrepro.atomic import npz_bytes
 from banditrepro.sharing import differences, verify
-from banditrepro.workflow.names import key_of_parts
 from tests.sharing.conftest import RESULTS, run
 from tests.workflow.common import shards_computed
 

@@ -284,15 +284,14 @@ def record_key_ok(cell: str, rec, result: Result) -> bool:
     return True
 
 
-def _key_folders(src, cell: str) -> dict:
-    """key -> {first: last} of every shard folder the source holds for a cell (the shards' actual paths)."""
-    from banditrepro.sharing.sources import KEY
-    from banditrepro.workflow.plan import existing_shards
-
-    top = Path(src.results) / "cells" / cell
-    names = sorted(os.listdir(top)) if top.is_dir() else []
-    found = {k: existing_shards(top / k) for k in names if KEY.fullmatch(k) and (top / k).is_dir()}
-    return {k: v for k, v in found.items() if v}
+def _key_folders(src) -> dict:
+    """cell -> key -> {first: last} of every shard folder the source holds (the shards' actual paths, as the reader
+    listed and checked them; the longest shard where several start alike, as the plan follows them)."""
+    found: dict = {}
+    for sh in src.shards():
+        held = found.setdefault(sh.cell, {}).setdefault(sh.key, {})
+        held[sh.first] = max(sh.last, held.get(sh.first, sh.last))
+    return found
 
 
 def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellCheck]:
@@ -308,12 +307,12 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
                if isinstance(rec, dict)}
     if all(trusted.values()):
         result.checked.add("published.json")
-    out = []
+    out, held = [], _key_folders(src)
     for cell in sorted(plan.cell_names):
         dataset, horizon, algo = split_key(cell)
         if dataset in unrun:
             continue
-        folders = _key_folders(src, cell)
+        folders = held.get(cell, {})
         if dataset in absent:
             for key in folders:
                 result.skip(f"cells/{cell}/{key}/", f"{dataset} cannot be prepared here: {absent[dataset]}")

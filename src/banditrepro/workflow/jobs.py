@@ -123,9 +123,8 @@ def runtime_table(plan, input, output, log):
 @logged
 def report(plan, input, output, log):
     """report.md (every figure, table and claim) and reproduction.md (claims and deviations)."""
-    from banditrepro.report import build_report, build_reproduction
-
     from banditrepro import leaderboard
+    from banditrepro.report import build_report, build_reproduction
 
     st = plan.store
     declared(input, [st.claims_csv, st.runtime_csv, *leaderboard.tables(plan.figures, st)], "report")
