@@ -89,8 +89,9 @@ def test_readme_and_docs_name_only_files_that_exist():
 
 README = ROOT / "README.md"
 # issue 31: a README that fits a first hour; maintainers' material lives in docs/. Issue 39 asked for one more
-# user section ("Sharing and checking results", ~2.3 kB): 15,000 became 17,500
-README_MAX_BYTES = 17_500
+# user section ("Sharing and checking results", ~2.3 kB): 15,000 became 17,500; issue 44 asked for 15,000 again
+# (maintainers' detail of the cluster, reruns and sharing moved to docs/)
+README_MAX_BYTES = 15_000
 # the sections a user needs, in this order (the intro before the first one says what the project does);
 # src/banditrepro/workflow/engine.py's one-line stop names "Running on a cluster"
 README_SECTIONS = ["The two commands", "Outputs", "Configuration", "Running on a cluster",

@@ -13,18 +13,17 @@ SRC = str(Path(workflow.basedir) / "src")
 if SRC not in sys.path:
     sys.path.insert(0, SRC)
 
-from banditrepro import ReproError, leaderboard
+from banditrepro import ReproError
 from banditrepro.workflow import (
     batches,
-    digests,
     engine,
     jobs,
     publish,
-    software,
     stop,
     warmup,
 )
 from banditrepro.workflow.config import fail
+from banditrepro.workflow.inputs import Inputs
 from banditrepro.workflow.plan import build_plan
 
 try:
@@ -38,6 +37,8 @@ except (ReproError, ValueError) as exc:
 # the fixed paths a reader opens (written only by rule `all`, workflow/publish.py)
 LAYOUT = PLAN.layout
 STORE = PLAN.store  # every job's outputs, named by what they derive from
+# what each rule past the summaries reads, asked for once the optional datasets' probes ran (workflow/inputs.py)
+INPUTS = Inputs(PLAN, checkpoints)
 
 
 # Under a cluster executor only the simulation is submitted (in batches, workflow/rules/simulate.smk): the
@@ -96,68 +97,20 @@ def get_runtime_inputs(wildcards):
     return PLAN.runtime_inputs()
 
 
-def probed():
-    """Wait for the optional datasets' probes (checkpoints), then name the figures and what reads them by
-    what the probes found: every job past the summaries asks for its inputs through this, so none runs
-    under, or reads by, a name computed before the probes ran (a first run)."""
-    for dataset in PLAN.optional_datasets():
-        checkpoints.probe_dataset.get(dataset=dataset)
-    PLAN.rename_outputs()
-
-
-def drawn_inputs():
-    """What claims and the report read: the figures' tables and, beside them, the summaries and prepared
-    files the figures drew (declared, so that one deleted by hand is made again first, never read as missing).
-    """
-    return sorted(
-        {
-            t
-            for fig in PLAN.figures
-            for t in [
-                *STORE.figure_outputs(fig.paper, fig.id),
-                *PLAN.figure_inputs(fig.paper, fig.id, get_dataset_status),
-            ]
-        }
-    )
-
-
 def get_claims_inputs(wildcards):
-    probed()
-    PLAN.check_key("claims", None, wildcards.key)
-    return drawn_inputs()
+    return INPUTS.claims(wildcards.key)
 
 
 def get_report_inputs(wildcards):
-    """The report's inputs by the names the probes settled (never an entry named before them)."""
-    probed()
-    PLAN.check_key("report", None, wildcards.key)
-    return {
-        "drawn": drawn_inputs(),
-        "claims": STORE.claims_csv,
-        "runtime": STORE.runtime_csv,
-        "software": STORE.software_json,
-        "leaderboards": leaderboard.tables(PLAN.figures, STORE),
-    }
+    return INPUTS.report(wildcards.key)
 
 
 def get_leaderboard_inputs(wildcards):
-    probed()
-    PLAN.check_key("leaderboard", wildcards.paper, wildcards.key)
-    return leaderboard.inputs(PLAN.figures, STORE, wildcards.paper)
-
-
-def get_dataset_status(dataset):
-    """For optional datasets: the probe's verdict (evaluated after the checkpoint ran)."""
-    from banditrepro.probes import probe_verdict
-
-    path = checkpoints.probe_dataset.get(dataset=dataset).output[0]
-    return path, probe_verdict(path).available
+    return INPUTS.leaderboard(wildcards.paper, wildcards.key)
 
 
 def get_figure_inputs(wildcards):
-    probed()
-    PLAN.check_key("figure", (wildcards.paper, wildcards.figure), wildcards.key)
-    return PLAN.figure_inputs(wildcards.paper, wildcards.figure, get_dataset_status)
+    return INPUTS.figure(wildcards.paper, wildcards.figure, wildcards.key)
 
 
 def get_figure_caption(wildcards):
@@ -180,15 +133,8 @@ def get_user_file(wildcards):
 
 
 def get_first_targets(wildcards):
-    """What rule ``all`` asks for first (Plan.first_targets); with ``first_run`` set, an optional dataset's
-    batches only where its probe found it (offline, Yahoo30 is probed, never fetched).
-    """
-    return PLAN.first_targets(get_dataset_status)
+    return INPUTS.first()
 
 
 def get_published_targets(wildcards):
-    """Every store entry the run publishes, asked for once the optional datasets' probes have run."""
-    if PLAN.partial:  # first_run set: shards only
-        return []
-    probed()
-    return PLAN.all_targets() + leaderboard.targets(PLAN.figures, STORE)
+    return INPUTS.published()
