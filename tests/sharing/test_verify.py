@@ -235,7 +235,7 @@ def test_a_record_claiming_another_stack_does_not_stop_bytes_and_a_record_not_it
     published.write_text(json.dumps(record))
     r = banditrepro(project, RESULTS, "--sample", "1")
     assert r.returncode == 2 and not r.stdout, r.stdout + r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and "key is not what its parts name" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "is not what its parts name" in r.stderr, r.stderr
 
 
 def _seed_drawing(proj: Path, shard: Path) -> int:
