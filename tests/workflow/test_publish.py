@@ -403,3 +403,20 @@ def test_a_run_that_fails_before_all_says_in_its_last_line_that_the_fixed_paths_
     assert {p: after[p] for p in before if not p.startswith("store/")} == {
         p: v for p, v in before.items() if not p.startswith("store/")}
 
+
+
+def test_an_interrupted_runs_last_line_says_how_to_resume_then_what_the_fixed_paths_show():
+    from banditrepro.workflow import stop
+    from banditrepro.workflow.progress import INTERRUPTED
+    from banditrepro.workflow.publish import last_line
+
+    failed = "banditrepro: run failed before rule all: nothing was published in results"
+    stop.reset()
+    try:
+        assert last_line(failed) == failed
+        stop.request("SIGINT")
+        line = last_line(failed)
+        assert line.startswith("banditrepro: ") and INTERRUPTED in line
+        assert line.endswith("the run stopped before rule all: nothing was published in results")
+    finally:
+        stop.reset()

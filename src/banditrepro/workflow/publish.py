@@ -345,7 +345,19 @@ def on_error(plan, stream=None) -> None:
     import atexit
 
     line = failed_line(plan)
-    atexit.register(lambda: print(line, file=stream or sys.stderr, flush=True))
+    atexit.register(lambda: print(last_line(line), file=stream or sys.stderr, flush=True))
+
+
+def last_line(failed: str) -> str:
+    """A failed run's last line; after Ctrl-C or SIGTERM it says first how to resume (what a user needs most,
+    banditrepro/workflow/progress.py prints the same words when the interrupt arrives), then what the fixed
+    paths show."""
+    from banditrepro.workflow import stop
+    from banditrepro.workflow.progress import INTERRUPTED, PREFIX
+
+    if not stop.requested():
+        return failed
+    return f"{PREFIX}{INTERRUPTED}; {failed.removeprefix(PREFIX).replace('run failed', 'the run stopped', 1)}"
 
 
 def announce(text: str, stream=None) -> None:
