@@ -56,8 +56,9 @@ def test_nothing_past_the_summaries_is_listed_before_the_probes_ran(first_run):
     plan, probes = first_run
     inputs = Inputs(plan, probes)
     assert plan.optional_datasets() == ["yahoo30"]
+    board = plan.names.leaderboard["c2b"]
     for ask in (lambda: inputs.published(), lambda: inputs.report(plan.names.report),
-                lambda: inputs.claims(plan.names.claims), lambda: inputs.leaderboard("c2b", plan.names.leaderboard["c2b"])):
+                lambda: inputs.claims(plan.names.claims), lambda: inputs.leaderboard("c2b", board)):
         with pytest.raises(Incomplete):
             ask()
     assert set(probes.asked) == {"yahoo30"}
