@@ -77,8 +77,8 @@ def main(max_runs: int = 80) -> None:
         claims_settle = pd.read_csv(settled / res / "claims-settled.csv", keep_default_na=False)
         # the runs settle chose, carried to the default config's cells of the same (dataset, algorithm)
         chosen = {(c.split("/")[0], c.split("/")[2]): n for c, n in runs.items() if n > 20}
-        from banditrepro.workflow.plan import project_plan  # the default config's cells
         from banditrepro.project import find_project
+        from banditrepro.workflow.plan import project_plan  # the default config's cells
 
         here = os.getcwd()
         plan = project_plan(find_project(str(settled)), (), [mirror], scan=False)
