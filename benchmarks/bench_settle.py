@@ -91,6 +91,12 @@ def main(max_runs: int = 80) -> None:
         f1000 = forecast(settled, "--config", "runs=1000")
         fset = forecast(settled, "--configfile", str(carry_file), "--config", "runs=20")
     hist = Counter(runs.values())
+    first = state["rounds"][0]["cell_runs"]
+    grown = {c: n - first[c] for c, n in runs.items() if n > first[c]}
+    both = claims_fixed.merge(claims_settle[["claim_id", "figure", "verdict", "method"]], on=["figure", "claim_id"],
+                              suffixes=("_fixed", "_settled"))
+    moved = both[(both.method != "fixed") & (both.verdict_fixed != both.verdict_settled)]
+    changes = [f"{r.claim_id}: {r.verdict_fixed} → {r.verdict_settled}" for r in moved.itertuples()]
     print(f"## Settle on the test config (first round 20, max runs {max_runs}), measured\n")
     print("| design | CPU-s (snakemake + jobs + settle) | runs per cell (cells) | claims decided / settled | "
           "rounds |\n|---|---|---|---|---|")
@@ -102,6 +108,12 @@ def main(max_runs: int = 80) -> None:
     print(f"| settle | {cpu_settle:.1f} | " + ", ".join(f"{n} ({k})" for n, k in sorted(hist.items())) +
           f" | {dec_settle} of {len(s)} settled claims decided ({len(claims_settle) - len(s)} keep the fixed "
           f"verdict); stopped: {state['stopped']} | {len(state['rounds'])} |")
+    print(f"\nRound 1 ran every cell at 20 runs, or at a figure's own `runs` capped by max runs "
+          f"({sum(n > 20 for n in first.values())} cells at {max(first.values())}); settle then extended "
+          f"{len(grown)} cells by {sum(grown.values())} runs in all (runs in all: fixed {20 * len(runs)}, settle "
+          f"{sum(runs.values())}). Settled claims whose verdict differs from the fixed design's at 20 runs: "
+          f"{len(moved)} ({', '.join(changes)})."
+          f" CPU per round (settle): {', '.join(str(r['cpu_seconds']) for r in state['rounds'])} s.")
     print("\n## Forecast for the default config (`banditrepro estimate`; not run)\n")
     print(f"- runs=20: {f20}\n- runs=1000: {f1000}\n- the runs settle chose on the test config, carried to the "
           f"default config's {len(carried)} cells of the same (dataset, algorithm), the rest at 20: {fset}")

@@ -132,12 +132,12 @@ def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
 def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(single):
     proj = single[0]
     assert "cell_runs" not in (ROOT / "config/config.yaml").read_text()  # the default config has none
-    narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)]}
+    narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
     base = plan_of(proj, TEST_CONFIG, **narrow)
     assert plan_of(proj, TEST_CONFIG, cell_runs={}, **narrow) == base
     cell = sorted(base["cells"])[0]
     # in a config file, as settle writes it (`--config` gives a mapping's values to the schema as strings)
-    (proj / "raise.yaml").write_text(json.dumps({"cell_runs": {cell: 5}}))
+    (proj / "raise.yaml").write_text(json.dumps({"cell_runs": {cell: 45}}))  # beyond the settle's runs 0-39
     raised = plan_of(proj, TEST_CONFIG, "raise.yaml", **narrow)
     assert raised["cells"][cell]["shards"] != base["cells"][cell]["shards"]
     assert {c: v for c, v in raised["cells"].items() if c != cell} == \
