@@ -79,6 +79,7 @@ def figure(traced, decisions, alpha, out_png: Path, out_pdf: Path, first: int = 
         ax.set_title(f"{t.row['claim_id'][:38]}\n{d.verdict}" + (f" at {d.decided_at}" if d.decided_at else ""),
                      fontsize=7)
         ax.set_xlabel("runs", fontsize=7)
+        ax.set_ylabel("CS of mean(statistic)", fontsize=7)
         ax.tick_params(labelsize=6)
     fig.tight_layout()
     for out in (out_png, out_pdf):
