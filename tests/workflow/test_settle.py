@@ -172,3 +172,29 @@ def test_settle_bad_input_is_one_line_exit_2(args, words, tmp_path):
     r = subprocess.run([sys.executable, "-m", "banditrepro", "settle", "--project", str(ROOT), "--configfile",
                         TEST_CONFIG, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+def test_settle_stops_when_the_cpu_budget_is_spent(single, tmp_path):
+    """A clone of the finished settle started afresh (its shards on disk) with a budget one round overspends."""
+    proj = tmp_path / "budget"
+    subprocess.run(["cp", "-a", str(single[0]), str(proj)], check=True)
+    (proj / TEST_RESULTS / "settle/state.json").unlink()
+    r = settle(proj, "--cpu-hours", "1e-6")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    state = state_of(proj)
+    assert len(state["rounds"]) == 1 and state["stopped"] == "CPU budget spent"
+    assert "stopped: CPU budget spent" in r.stdout
+
+
+def test_settle_passes_the_workflow_profile_to_snakemake(monkeypatch, tmp_path):
+    """The SLURM profile reaches snakemake unchanged (the round is otherwise the same command)."""
+    from banditrepro import settle_run
+
+    seen = []
+    monkeypatch.setattr(settle_run.subprocess, "run", lambda cmd, **kw: seen.append(cmd) or SimpleNamespace(
+        returncode=0))
+    profile = ROOT / "profiles/slurm"
+    assert settle_run.snakemake(ROOT, [], ["runs=20"], tmp_path / "r.yaml", profile, "2") == 0
+    cmd = seen[0]
+    assert cmd[cmd.index("--workflow-profile") + 1] == str(profile)
+    assert cmd[1:3] == ["-m", "snakemake"] and str(tmp_path / "r.yaml") in cmd
