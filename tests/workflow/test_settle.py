@@ -198,3 +198,15 @@ def test_settle_passes_the_workflow_profile_to_snakemake(monkeypatch, tmp_path):
     cmd = seen[0]
     assert cmd[cmd.index("--workflow-profile") + 1] == str(profile)
     assert cmd[1:3] == ["-m", "snakemake"] and str(tmp_path / "r.yaml") in cmd
+
+
+def test_a_settled_folder_bundles_and_verifies_as_any_other(single, tmp_path):
+    proj = single[0]
+    env = {**{k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, "PYTHONPATH": str(proj / "src")}
+    cli = [sys.executable, "-m", "banditrepro"]
+    out = tmp_path / "settled.tar.gz"
+    for args in (["bundle", TEST_RESULTS, "-o", str(out)], ["verify", str(out), "--sample", "2"]):
+        r = subprocess.run([*cli, *args, "--project", str(proj)], cwd=proj, capture_output=True, text=True, env=env,
+                           timeout=600)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "no mismatch in what was checked" in r.stdout

@@ -307,12 +307,12 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
                if isinstance(rec, dict)}
     if all(trusted.values()):
         result.checked.add("published.json")
-    out, held = [], _key_folders(src)
+    out, by_cell = [], _key_folders(src)  # not `held`: the loop below names a cell's shards so
     for cell in sorted(plan.cell_names):
         dataset, horizon, algo = split_key(cell)
         if dataset in unrun:
             continue
-        folders = held.get(cell, {})
+        folders = by_cell.get(cell, {})
         if dataset in absent:
             for key in folders:
                 result.skip(f"cells/{cell}/{key}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
