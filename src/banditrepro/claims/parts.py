@@ -11,6 +11,7 @@ What ``ci_low``/``ci_high`` are on every kind of row: ``banditrepro.claims`` (mo
 from __future__ import annotations
 
 import math
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from banditrepro import verdicts as vd
@@ -51,6 +52,11 @@ class Part:
         return min((self.bound, self.upper), key=lambda b: abs(self.iv.estimate - b))
 
 
+# ``banditrepro settle`` (banditrepro.settle_claims) sees the parts every claim test decides on through this
+# hook, so the settled path reads the same parts the fixed design decides on without any test returning them;
+# unset (None) in the fixed design, which therefore runs exactly as before.
+WATCH: ContextVar = ContextVar("claims_parts_watch", default=None)
+
 _WORD = {vd.REPRODUCED: "holds", vd.NOT_REPRODUCED: "contradicted", vd.INCONCLUSIVE: "open"}
 
 
@@ -76,6 +82,8 @@ def decide_parts(parts: list[Part], runs: int, need: int | None = None) -> tuple
     """(verdict, the row's interval, a note) for parts that must all hold (``need`` None) or a quorum of
     ``need`` parts sharing one boundary. The interval is the deciding part's; an inconclusive verdict says
     roughly how many runs would settle it."""
+    if (watch := WATCH.get()) is not None:
+        watch(list(parts), need)
     if not parts:
         return vd.NOT_RUN, Interval(math.nan, math.nan, math.nan), ""
     verdicts = [p.verdict for p in parts]

@@ -1,4 +1,4 @@
-"""The command lines of verify, bundle, merge and compare (banditrepro/cli.py adds them to its parser).
+"""The command lines of verify, bundle, merge and compare (and settle) (banditrepro/cli.py adds them to its parser).
 
 Exit status: 0 when everything checked agrees, 1 when something differs (a mismatch, a verdict that moved, a
 merge refused), 2 on bad input (one line, as every command of cli.py).
@@ -18,6 +18,9 @@ COMMANDS = {
                                            "results folder"),
     "compare": ("banditrepro.sharing.compare", "the claims whose verdict differs between two runs, and the "
                                                "figures whose cells differ"),
+    # not a sharing command, registered here so that cli.py stays as it is (its parser is long enough)
+    "settle": ("banditrepro.settle_run", "rounds of runs extending only the cells of undecided claims, until "
+                                         "every claim is decided by a confidence sequence (docs/settle.md)"),
 }
 
 

@@ -325,6 +325,16 @@ def pack_batches(plan: Plan, config: dict) -> list:
                          algorithm_of=kernel_of)
 
 
+def raise_cell_runs(cell_runs: dict[str, int], listed: dict | None, max_runs: int | None) -> None:
+    """Config ``cell_runs`` (``banditrepro settle``): raise the listed cells' runs in place, never lower them, capped
+    by ``max_runs``; absent, nothing changes. A key naming no cell is an error (a typo would extend nothing)."""
+    for key, n in (listed or {}).items():
+        if key not in cell_runs:
+            raise ReproError(f"config error: cell_runs.{key}: no such cell in this config's plan "
+                             "(`banditrepro estimate` lists the cells)")
+        cell_runs[key] = max(cell_runs[key], min(int(n), max_runs) if max_runs else int(n))
+
+
 def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) -> Plan:
     """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
     claim, name every stored result, plan the shards of every cell and the batches computing the missing
@@ -359,6 +369,7 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) 
     # cells of optional datasets (network only) are planned too: figures ask for them only when available
     runs = cell_runs(plan.figures, config["runs"], config["max_runs"])
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
+    raise_cell_runs(plan.cell_runs, config.get("cell_runs"), config["max_runs"])
     plan.layout = Layout.from_config(config, plan.names)
     if where is not None:
         plan.layout = replace(plan.layout, results_dir=str(where[0]), data_dir=str(where[1]))
