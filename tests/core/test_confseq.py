@@ -40,37 +40,34 @@ def _random_case(rng, n):
     return x, float(lo), float(hi)
 
 
-@pytest.mark.parametrize("side", ["two", "lower", "upper"])
-def test_empirical_bernstein_matches_the_literal_reference(side):
-    rng = np.random.default_rng(11)
-    for _ in range(10):
-        x, lo, hi = _random_case(rng, 60)
-        fast = cs.empirical_bernstein(x, lo, hi, 0.05, side)
-        lows, ups = ref.empirical_bernstein(list(x), lo, hi, 0.05, side)
+def _agrees_with_reference(method: str, side: str, seed: int, cases: int, n: int) -> None:
+    """The vectorised sequence ``method`` equals its literal reference to 1e-12 of the range on random inputs."""
+    rng = np.random.default_rng(seed)
+    for _ in range(cases):
+        x, lo, hi = _random_case(rng, n)
+        if method == "asymptotic":
+            fast = cs.asymptotic(x, 0.05, side, lo=lo, hi=hi)
+            lows, ups = ref.asymptotic(list(x), 0.05, side, lo=lo, hi=hi)
+        else:
+            fast = getattr(cs, method)(x, lo, hi, 0.05, side)
+            lows, ups = getattr(ref, method)(list(x), lo, hi, 0.05, side)
         np.testing.assert_allclose(fast.lower, lows, rtol=0, atol=1e-12 * (hi - lo))
         np.testing.assert_allclose(fast.upper, ups, rtol=0, atol=1e-12 * (hi - lo))
+
+
+@pytest.mark.parametrize("side", ["two", "lower", "upper"])
+def test_empirical_bernstein_matches_the_literal_reference(side):
+    _agrees_with_reference("empirical_bernstein", side, seed=11, cases=10, n=60)
 
 
 @pytest.mark.parametrize("side", ["two", "lower", "upper"])
 def test_betting_matches_the_literal_reference(side):
-    rng = np.random.default_rng(12)
-    for _ in range(3):
-        x, lo, hi = _random_case(rng, 25)
-        fast = cs.betting(x, lo, hi, 0.05, side)
-        lows, ups = ref.betting(list(x), lo, hi, 0.05, side)
-        np.testing.assert_allclose(fast.lower, lows, rtol=0, atol=1e-12 * (hi - lo))
-        np.testing.assert_allclose(fast.upper, ups, rtol=0, atol=1e-12 * (hi - lo))
+    _agrees_with_reference("betting", side, seed=12, cases=3, n=25)
 
 
 @pytest.mark.parametrize("side", ["two", "lower", "upper"])
 def test_asymptotic_matches_the_literal_reference(side):
-    rng = np.random.default_rng(13)
-    for _ in range(10):
-        x, lo, hi = _random_case(rng, 80)
-        fast = cs.asymptotic(x, 0.05, side, lo=lo, hi=hi)
-        lows, ups = ref.asymptotic(list(x), 0.05, side, lo=lo, hi=hi)
-        np.testing.assert_allclose(fast.lower, lows, rtol=0, atol=1e-12 * (hi - lo))
-        np.testing.assert_allclose(fast.upper, ups, rtol=0, atol=1e-12 * (hi - lo))
+    _agrees_with_reference("asymptotic", side, seed=13, cases=10, n=80)
 
 
 def test_the_vectorised_sequences_treat_each_replication_alone():
