@@ -1,4 +1,5 @@
-"""Shared fixtures: small real instances (read from the offline mirror when present, else inlined)."""
+"""Shared fixtures: small real instances (read from the offline mirror when present, else inlined), and the
+session's narrowed reference run (made once per pytest process, shared read-only; tests edit `cp -a` clones)."""
 
 from __future__ import annotations
 
@@ -59,3 +60,34 @@ def simulate():
         return run_cell(algorithm, params, instance, T, run, base_seed)
 
     return _simulate
+
+
+@pytest.fixture(scope="session")
+def narrowed_reference(tmp_path_factory):
+    """A project copy holding one finished run of the narrowed test config (tests/workflow/common.py SUBSET:
+    Winner Stays at T <= 500, 46 shards) in results/test, made once per pytest run: a fresh folder, complete (a
+    dry run lists `all` alone). Shared by tests/sharing and tests/workflow (content addressing, the renamed
+    internals); never modified: clone it (`clone`, `cp -a`). Checked at the end of the session: a test that
+    wrote into it fails there."""
+    from tests.workflow.common import (
+        MIRROR,
+        NARROWED_SHARDS,
+        TEST_RESULTS,
+        copy_project,
+        only_all,
+        run_narrowed,
+        shards_computed,
+        tree_digest,
+    )
+
+    if not MIRROR.is_dir():
+        pytest.skip("offline data mirror ../shared/data not present")
+    proj = copy_project(tmp_path_factory.mktemp("narrowed") / "reference")
+    run_narrowed(proj)
+    assert len(shards_computed(proj / TEST_RESULTS)) == NARROWED_SHARDS
+    dry = run_narrowed(proj, args=("-n",))
+    assert only_all(dry.stdout + dry.stderr), (dry.stdout + dry.stderr)[-3000:]
+    before = {d: tree_digest(proj / d) for d in ("results", "data")}
+    yield proj
+    after = {d: tree_digest(proj / d) for d in ("results", "data")}
+    assert after == before, "a test wrote into the shared narrowed reference (clone it instead)"

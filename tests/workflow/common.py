@@ -30,6 +30,20 @@ def smk(*args, cwd=ROOT, snakefile=None, timeout=1500, env=None, runner=None):
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
+# The test config narrowed to its smallest paper at a short horizon (Winner Stays, T <= 500: 46 shards, about
+# 30 s a run on 2 cores): the session's narrowed reference (tests/conftest.py) and the runs compared with it.
+SUBSET = [*MIRROR_ARG[1:], "papers=[winner-stays]", "max_horizon=500"]
+NARROWED_SHARDS = 46
+
+
+def run_narrowed(proj: Path, *config: str, args=(), results: str = TEST_RESULTS, env=None):
+    """The narrowed test config in ``proj`` (``config``: more KEY=VALUE), asserted to succeed."""
+    r = smk("--configfile", TEST_CONFIG, "--cores", "2", *args, "--config", *SUBSET, f"results_dir={results}",
+            *config, cwd=proj, env=env)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return r
+
+
 def job_counts(out: str) -> dict[str, int]:
     """The job-stats table of a run or a dry run: rule -> count, and "total" (only the table's rows: a job's
     block, `--quiet host`, has two-word lines too, such as "jobid: 0")."""

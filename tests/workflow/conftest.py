@@ -35,11 +35,15 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="session")
 def test_run(project):
     """The test config run beside the paper-like results, in the same checkout; with what the paper-like
-    results were before it (every file: mtime, sha256)."""
+    results were before it (every file: mtime, sha256). Made once per pytest run; never modified: clone it."""
     before = tree_digest(project / "results")
     r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
     assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    return project, before
+    done = {d: tree_digest(project / d) for d in ("results", "data")}
+    yield project, before
+    # shared read-only by every test that takes it (tests edit `cp -a` clones): checked at the session's end
+    assert {d: tree_digest(project / d) for d in ("results", "data")} == done, \
+        "a test wrote into the session's finished runs (clone them instead)"
 
 
 # --- the real-SLURM tests (tests/workflow/test_slurm*.py; BANDITREPRO_SLURM_TEST=1, as .ci/run sets) -------

@@ -5,7 +5,8 @@ added), claims.csv and every table (the run-time table aside: run times) are byt
 results folder of the same config, and what exists under its name is never computed again.
 
 The test config narrowed to its smallest paper at a short horizon (46 shards, ~30 s a run on 2 cores): one
-fresh run of it (``reference``) is what every test compares with; the tests work on `cp -a` clones of it."""
+fresh run of it (``reference``, the session's narrowed reference, tests/conftest.py, which the sharing tests
+share) is what every test compares with; the tests work on `cp -a` clones of it."""
 
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from pathlib import Path
 import pytest
 
 from tests.workflow.common import (
-    MIRROR,
-    MIRROR_ARG,
     SNAKEMAKE,
+    SUBSET,
     TEST_CONFIG,
     TEST_RESULTS,
     clone,
@@ -33,23 +33,15 @@ from tests.workflow.common import (
     shard_files,
     smk,
 )
+from tests.workflow.common import run_narrowed as run
 from tests.workflow.common import shards_computed as computed
 
 pytestmark = pytest.mark.workflow
 
-SUBSET = [*MIRROR_ARG[1:], "papers=[winner-stays]", "max_horizon=500"]  # what `reference` ran
 ONLY_ALL = {"all": 1, "total": 1}  # the dry run of a complete folder: rule all (it publishes) and nothing else
 
 
 # --- helpers ----------------------------------------------------------------------------------------------
-
-
-def run(proj: Path, *config: str, args=(), env=None, results: str = TEST_RESULTS):
-    """The narrowed test config in ``proj`` (``config``: more KEY=VALUE), asserted to succeed."""
-    r = smk("--configfile", TEST_CONFIG, "--cores", "2", *args, "--config", *SUBSET, f"results_dir={results}",
-            *config, cwd=proj, env=env)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    return r
 
 
 def dry(proj: Path, *config: str, args=(), results: str = TEST_RESULTS) -> dict[str, int]:
@@ -104,16 +96,11 @@ def assert_nothing_computed(before: dict, results: Path, what: str) -> None:
 # --- the fresh reference --------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory) -> Path:
-    """A project copy with the narrowed test config run once in results/test: the fresh folder."""
-    if not MIRROR.is_dir():
-        pytest.skip("offline data mirror ../shared/data not present")
-    proj = copy_project(tmp_path_factory.mktemp("reference") / "project")
-    run(proj)
-    assert len(computed(proj / TEST_RESULTS)) == 46
-    assert dry(proj) == ONLY_ALL
-    return proj
+@pytest.fixture(scope="session")
+def reference(narrowed_reference) -> Path:
+    """A project copy with the narrowed test config run once in results/test: the fresh folder (the session's
+    narrowed reference, tests/conftest.py: 46 shards computed, a dry run lists `all` alone; never modified)."""
+    return narrowed_reference
 
 
 @pytest.fixture

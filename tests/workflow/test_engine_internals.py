@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from banditrepro.workflow import engine, progress
-from tests.workflow.common import MIRROR_ARG, ROOT, TEST_CONFIG, smk
+from tests.workflow.common import NARROWED_SHARDS, ROOT, SUBSET, TEST_CONFIG, TEST_RESULTS, shards_computed, smk
 
 RENAMED = Path(__file__).with_name("renamed_internals.py")
 
@@ -143,15 +143,24 @@ def test_a_soft_call_returns_the_default_and_passes_the_result():
 
 
 @pytest.mark.workflow
-def test_a_run_completes_on_a_snakemake_with_the_internals_renamed(tmp_path):
+def test_a_run_completes_on_a_snakemake_with_the_internals_renamed(narrowed_reference, tmp_path):
     """renamed_internals.py: Snakemake's source with `_schedule_reevalutation`, `_open_jobs` and
-    `output_settings` renamed; the test config's run completes, each patch says once that it was skipped."""
-    r = smk("--directory", str(tmp_path / "w"), "--configfile", str(ROOT / TEST_CONFIG), *MIRROR_ARG,
-            "--cores", "2", snakefile=ROOT / "Snakefile", timeout=900,
+    `output_settings` renamed; a fresh run of the narrowed test config (46 shards in batches, summaries,
+    figures, claims, report) completes, each patch says once that it was skipped, and its claims and tables are
+    byte for byte those of the session's narrowed reference (tests/conftest.py), run by the intact Snakemake."""
+    work = tmp_path / "w"
+    r = smk("--directory", str(work), "--configfile", str(ROOT / TEST_CONFIG), "--cores", "2", "--config", *SUBSET,
+            f"results_dir={TEST_RESULTS}", snakefile=ROOT / "Snakefile", timeout=900,
             runner=[sys.executable, str(RENAMED)])
     out = r.stdout + r.stderr
     assert r.returncode == 0, out[-3000:]
     warned = [ln for ln in out.splitlines() if ln.startswith(engine.PREFIX)]
     assert len(warned) == 2, warned
     assert any("output_settings" in ln for ln in warned) and any("_open_jobs" in ln for ln in warned)
-    assert (tmp_path / "w" / "results/test/claims.csv").is_file()
+    assert (work / TEST_RESULTS / "claims.csv").is_file()
+    assert len(shards_computed(work / TEST_RESULTS)) == NARROWED_SHARDS
+    here, fresh = work / TEST_RESULTS, narrowed_reference / TEST_RESULTS
+    published = [Path("claims.csv"), *(p.relative_to(fresh) for p in sorted((fresh / "tables").rglob("*"))
+                                        if p.is_file() and p.name != "runtime.csv")]
+    assert len(published) > 10
+    assert [str(p) for p in published if (here / p).read_bytes() != (fresh / p).read_bytes()] == []

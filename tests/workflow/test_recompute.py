@@ -1,10 +1,11 @@
-"""Recompute on request and after `clean` (docs/decisions.md#recompute-on-request): one run of the test config
-in a project copy, then in place: a kernel edit and its run (new cell keys beside the old), `banditrepro clean
---remove` (exactly the old keys' folders go, nothing a published file comes from), the edit undone (exactly
-the removed shards are computed again, same bytes, the first run's claims and tables); `clean --shards rucb
---remove` (exactly RUCB's shards are computed again, same bytes); in that same run a shard's sidecar from
-another numpy with its summary forced (reproduction.md names the figures whose shards came from two stacks).
-Four Snakemake runs: the first computes everything, the others one algorithm's cells and what reads them."""
+"""Recompute on request and after `clean` (docs/decisions.md#recompute-on-request): a `cp -a` clone of the session's
+finished test-config run (tests/workflow/conftest.py `test_run`), then in place: a kernel edit and its run (new cell
+keys beside the old), `banditrepro clean --remove` (exactly the old keys' folders go, nothing a published file comes
+from), the edit undone (exactly the removed shards are computed again, same bytes, the first run's claims and
+tables); `clean --shards rucb --remove` (exactly RUCB's shards are computed again, same bytes); in that same run a
+shard's sidecar from another numpy with its summary forced (reproduction.md names the figures whose shards came from
+two stacks). Three Snakemake runs (the session's run computed everything), each one algorithm's cells and what reads
+them."""
 
 import json
 import os
@@ -16,12 +17,11 @@ from pathlib import Path
 import pytest
 
 from tests.workflow.common import (
-    MIRROR,
     MIRROR_ARG,
     TEST_CONFIG,
     TEST_RESULTS,
+    clone,
     computed,
-    copy_project,
     edit_function,
     smk,
 )
@@ -60,12 +60,9 @@ def _folder(shard: str) -> str:
 
 
 @pytest.mark.workflow
-def test_clean_then_undo_and_recompute_on_request(tmp_path):
-    if not MIRROR.is_dir():
-        pytest.skip("offline data mirror ../shared/data not present")
-    proj = copy_project(tmp_path / "proj")
+def test_clean_then_undo_and_recompute_on_request(test_run, tmp_path):
+    proj = clone(test_run[0], tmp_path / "proj")  # the test config run in full (beside the paper-like results)
     res = proj / TEST_RESULTS
-    _run(proj)
     first, published = _shards(proj), _published(proj)
     rucb = sorted(s for s in first if s.split("/")[3] == "rucb")
     assert rucb and len(published) > 10
