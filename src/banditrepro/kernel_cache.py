@@ -18,7 +18,6 @@ its wait is bounded and ends on a stop request, so it can never hang a run.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import hashlib
@@ -26,6 +25,8 @@ import os
 import time
 import warnings
 from pathlib import Path
+
+from banditrepro import closure
 
 LOCATOR = f"{__name__}.ContentKeyedLocator"  # the value for NUMBA_CACHE_LOCATOR_CLASSES
 
@@ -77,50 +78,6 @@ def files_digest(named) -> str:
     return _files_digest(tuple((name, _stamp(Path(path))) for name, path in named))
 
 
-def _package_root(module: str, path: Path) -> Path | None:
-    """The ``banditrepro`` folder ``path`` belongs to if it is the file of package module ``module``, else None."""
-    from banditrepro.workflow import digests
-
-    parts = module.split(".")
-    if parts[0] != digests.PACKAGE:
-        return None
-    up = len(parts) - (1 if path.name == "__init__.py" else 2)
-    if up < 0 or up >= len(path.parents):
-        return None
-    root = path.parents[up]
-    return root if digests.module_file(module, root) == path else None
-
-
-@functools.cache
-def closure_files(modules: tuple[str, ...], root: Path) -> tuple[tuple[str, Path], ...]:
-    """(dotted name, file) of every package module that importing ``modules`` executes, from ``root``.
-
-    Walked once per process, as digests' own walk: an import added meanwhile counts from the next process on,
-    while the files' bytes are stamped again at every call of ``files_digest``."""
-    from banditrepro.workflow import digests
-
-    return tuple((m, digests.module_file(m, root)) for m in digests.closure(list(modules), root))
-
-
-def package_imports(path: Path) -> set[str]:
-    """Names of ``banditrepro`` modules a file outside the package (a plugin's) imports, as written."""
-    from banditrepro.workflow import digests
-
-    try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            # `from banditrepro.x import y`: y may be a submodule; closure() drops the names that are not
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return {m for m in found if m.split(".")[0] == digests.PACKAGE}
-
-
 def source_digest(module: str, path) -> str:
     """Hash of what ``module``'s kernels are compiled from: the bytes of its import closure in the package.
 
@@ -131,20 +88,18 @@ def source_digest(module: str, path) -> str:
     the plugin's cache folder (``banditrepro.plugins.cache_dir``), keyed by all of its package's files.
     """
     path = Path(path).resolve()
-    root = _package_root(module, path)
+    root = closure.package_root(module, path)
     if root is not None:
-        return files_digest(closure_files((module,), root))
+        return files_digest(closure.closure_files((module,), root))
     return outside_digest([("", path)])
 
 
 def outside_digest(named) -> str:
     """Hash of ``(name, path)`` files outside the package (a plugin's) and of the closures of the package
     modules they import: what their kernels compile from, as far as this package goes."""
-    from banditrepro.workflow import digests
-
     named = [(name, Path(path)) for name, path in named]
-    ours = tuple(sorted(set().union(*(package_imports(path) for _, path in named))))
-    return files_digest([*named, *closure_files(ours, digests.ROOT)])
+    ours = tuple(sorted(set().union(*(closure.package_imports(path) for _, path in named))))
+    return files_digest([*named, *closure.closure_files(ours, closure.ROOT)])
 
 
 def folder_name(module: str, digest: str) -> str:
