@@ -13,7 +13,7 @@ module expects, one warning is printed and numba's own locators are used: the co
 failure.
 
 ``kernel_lock`` keeps a job and a warm-up process (``banditrepro.workflow.warmup``) from compiling one module at once;
-its wait is bounded and ends on a stop request, so it can never hang a run.
+its wait is bounded and ends on a stop request (the caller's ``wait``), so it can never hang a run.
 """
 
 from __future__ import annotations
@@ -189,14 +189,13 @@ def _open_lock(folder: str, name: str) -> int | None:
         return None
 
 
-def _acquire(fcntl, fd: int, name: str) -> bool:
+def _acquire(fcntl, fd: int, name: str, wait) -> bool:
     """Take the lock, polling rather than blocking: a blocking ``flock`` is deaf to Ctrl-C and SIGTERM in a job
-    thread and can hang for good on NFSv3. A stop request raises ``Stopped``; after ``LOCK_TIMEOUT``, or where
+    thread and can hang for good on NFSv3. Between attempts ``wait(seconds)``, which raises on a stop request
+    (the workflow's ``stop.wait``: ``Stopped``); after ``LOCK_TIMEOUT``, or where
     the file system has no locks, False: the caller compiles without it. A race costs CPU only, never a bad
     kernel: numba writes every cache file to a temporary name and ``os.replace``s it into place
     (``numba/core/caching.py``, ``_CacheImpl._open_for_write``), so a reader sees a whole file or none."""
-    from banditrepro.workflow import stop
-
     deadline = time.monotonic() + LOCK_TIMEOUT
     while True:
         try:
@@ -211,14 +210,16 @@ def _acquire(fcntl, fd: int, name: str) -> bool:
             warnings.warn(f"banditrepro: the compile lock of {name} was held for {LOCK_TIMEOUT:g} s; compiling "
                           "without it (at worst the kernel is compiled twice)", RuntimeWarning, stacklevel=4)
             return False
-        stop.wait(min(_POLL, left))  # Stopped as soon as a stop is requested
+        wait(min(_POLL, left))  # raises as soon as a stop is requested
 
 
 @contextlib.contextmanager
-def kernel_lock(algorithm: str):
+def kernel_lock(algorithm: str, *, wait):
     """Held while ``algorithm``'s kernel is loaded or compiled, across processes and threads; one lock per
     module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``; waited
-    for at most ``LOCK_TIMEOUT``, and ``Stopped`` on a stop request meanwhile)."""
+    for at most ``LOCK_TIMEOUT``). ``wait(seconds)`` sleeps between attempts and raises on a stop request: the
+    caller passes the workflow's ``stop.wait`` (``Stopped``), so this low module need not know the workflow's
+    signal handling (docs/architecture.md, "The floors")."""
     from banditrepro.algorithms.builtin import MODULES
 
     name = MODULES.get(algorithm, algorithm)
@@ -229,7 +230,7 @@ def kernel_lock(algorithm: str):
         yield
         return
     try:
-        _acquire(fcntl, fd, name)
+        _acquire(fcntl, fd, name, wait)
         yield
     finally:
         os.close(fd)  # releases the lock if taken

@@ -12,6 +12,7 @@ against the figure's strongest baseline. Files: a long CSV (one row per line, pa
 from __future__ import annotations
 
 import math
+
 import pandas as pd
 
 from banditrepro import challengers, standings

@@ -212,8 +212,9 @@ def name_outputs(plan) -> None:
     drawing = drawing_stack()
     n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary, drawing)
     for paper in challengers.papers_with_challengers(plan.figures):  # the papers a challenger joined
-        n.leaderboard[paper] = key("leaderboard", digests.leaderboard_digest(challengers.arena_figures(plan.figures, paper)),
-                                   every_figure, every_summary, drawing)
+        arena = challengers.arena_figures(plan.figures, paper)
+        n.leaderboard[paper] = key("leaderboard", digests.leaderboard_digest(arena), every_figure, every_summary,
+                                   drawing)
     n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()), drawing)
     n.software = key("software", software.stack())
     n.report = key("report", digests.report_code(), closure.bytes_digest(plan.deviations_file()), every_figure,
