@@ -1,4 +1,5 @@
-"""The package's modules import one another without a cycle (checked statically: nothing is imported).
+"""The package's modules import one another without a cycle and never up a floor (docs/architecture.md, "The
+floors"), checked statically: nothing is imported.
 
 Edges: ``import a.b`` -> a.b; ``from a.b import c`` -> a.b, and a.b.c when that is a module;
 ``importlib.import_module("a.b")`` and ``__import__("a.b")`` with a literal name -> a.b (an import by name is an
@@ -17,6 +18,7 @@ from pathlib import Path
 import banditrepro
 
 SRC = Path(banditrepro.__file__).parent
+ARCHITECTURE = SRC.parents[1] / "docs" / "architecture.md"
 
 
 def modules() -> dict[str, Path]:
@@ -174,6 +176,10 @@ def test_every_module_stands_on_one_floor():
     assert not [m for m in modules() if floor_of(m) is None]
     assert climbs({"banditrepro.cell": {"banditrepro.report", "banditrepro.seeds"}}) == [
         ("banditrepro.cell", "banditrepro.report")]
+    # the floors the docs draw, bottom to top, are these
+    docs = ARCHITECTURE.read_text()
+    at = [docs.find(f"- **{name.capitalize()}") for name, _ in FLOORS]
+    assert -1 not in at and at == sorted(at), dict(zip([n for n, _ in FLOORS], at))
 
 
 def test_the_naming_library_imports_nothing_of_the_project():
@@ -196,7 +202,7 @@ def test_at_most_three_imports_climb_a_floor_each_argued():
     assert len(CLIMBS) <= 3
     assert set(found) == set(CLIMBS), f"not argued: {sorted(set(found) - set(CLIMBS))}, " \
         f"no longer found: {sorted(set(CLIMBS) - set(found))}"
-    docs = (SRC.parents[1] / "docs" / "architecture.md").read_text()
+    docs = ARCHITECTURE.read_text()
     for a, b in CLIMBS:  # argued where the floors are drawn
         assert f"`{a.removeprefix('banditrepro.')}` → `{b.removeprefix('banditrepro.')}`" in docs, (a, b)
 
