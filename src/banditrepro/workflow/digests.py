@@ -26,7 +26,6 @@ import json
 from pathlib import Path
 
 from banditrepro import closure
-from banditrepro.closure import ROOT
 
 CELL = "banditrepro.cell"
 FIGURES = "banditrepro.figures"
@@ -51,7 +50,7 @@ def digest(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def source_digest(modules, root: Path = ROOT) -> str:
+def source_digest(modules, root: Path = closure.ROOT) -> str:
     """Hash of ``closure(modules)`` without ``NO_NUMBERS``: names relative to the package, then each syntax tree."""
     return closure.shape_digest(modules, root, skip=NO_NUMBERS)
 
@@ -79,7 +78,7 @@ def claim_modules() -> list[str]:
 
 
 @functools.cache
-def cell_code(algo: str, root: Path = ROOT) -> str:
+def cell_code(algo: str, root: Path = closure.ROOT) -> str:
     """Digest of the code one cell runs: its kernel module's closure and cell.py's (the registry imports
     kernels lazily, so cell.py's closure alone misses them)."""
     from banditrepro import algorithms
@@ -88,7 +87,7 @@ def cell_code(algo: str, root: Path = ROOT) -> str:
     return digest([source_digest([CELL, *own], root), outside])
 
 
-def figure_code(kind: str, root: Path = ROOT) -> str:
+def figure_code(kind: str, root: Path = closure.ROOT) -> str:
     """Digest of a figure kind's code: the engine's closure and that of its table maker's and drawer's modules
     (a paper's study kinds call helpers of the paper's other figure module: those are covered too)."""
     from banditrepro import papers
@@ -105,15 +104,15 @@ def figure_code(kind: str, root: Path = ROOT) -> str:
     return digest([source_digest([FIGURES, *sorted(set(own))], root), sorted(set(outside))])
 
 
-def claims_code(root: Path = ROOT) -> str:
+def claims_code(root: Path = closure.ROOT) -> str:
     return source_digest(claim_modules(), root)
 
 
-def summary_code(root: Path = ROOT) -> str:
+def summary_code(root: Path = closure.ROOT) -> str:
     return source_digest([SUMMARY], root)
 
 
-def report_code(root: Path = ROOT) -> str:
+def report_code(root: Path = closure.ROOT) -> str:
     return source_digest([REPORT], root)
 
 
@@ -126,15 +125,15 @@ def figure_spec(fig) -> dict:
     return d
 
 
-def figure_digest(fig, root: Path = ROOT) -> str:
+def figure_digest(fig, root: Path = closure.ROOT) -> str:
     return digest([figure_spec(fig), figure_code(fig.kind, root)])
 
 
-def claims_digest(figures, root: Path = ROOT) -> str:
+def claims_digest(figures, root: Path = closure.ROOT) -> str:
     return digest([[f.stem, list(f.claims)] for f in figures if f.claims] + [claims_code(root)])
 
 
-def leaderboard_digest(arena_figures, root: Path = ROOT) -> str:
+def leaderboard_digest(arena_figures, root: Path = closure.ROOT) -> str:
     """What a paper's leaderboard derives from: the manifest entries of the figures a challenger joined
     (``challengers.arena_figures``) and the leaderboard's code."""
     return digest([figure_spec(f) for f in arena_figures] + [source_digest([LEADERBOARD], root)])
