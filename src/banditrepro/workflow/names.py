@@ -194,7 +194,7 @@ def name_outputs(plan) -> None:
     the optional datasets (the status files' bytes: a figure's table shows the probe's reason). Called again
     once a first run's probes have run (the Snakefile's rule ``all``), so a store entry is never named by a
     probe it did not see."""
-    from banditrepro import challengers
+    from banditrepro import challengers, leaderboard
     from banditrepro.workflow import software
 
     n = plan.names
@@ -211,7 +211,7 @@ def name_outputs(plan) -> None:
     every_figure = [n.figure[(f.paper, f.id)] for f in plan.figures]
     drawing = drawing_stack()
     n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary, drawing)
-    for paper in challengers.papers_with_challengers(plan.figures):  # the papers a challenger joined
+    for paper in leaderboard.papers(plan.figures):  # the papers a challenger joined
         arena = challengers.arena_figures(plan.figures, paper)
         n.leaderboard[paper] = key("leaderboard", digests.leaderboard_digest(arena), every_figure, every_summary,
                                    drawing)
