@@ -13,12 +13,11 @@ module expects, one warning is printed and numba's own locators are used: the co
 failure.
 
 ``kernel_lock`` keeps a job and a warm-up process (``banditrepro.workflow.warmup``) from compiling one module at once;
-its wait is bounded and ends on a stop request, so it can never hang a run.
+its wait is bounded and ends on a stop request (the caller's ``wait``), so it can never hang a run.
 """
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
 import hashlib
@@ -26,6 +25,8 @@ import os
 import time
 import warnings
 from pathlib import Path
+
+from banditrepro import closure
 
 LOCATOR = f"{__name__}.ContentKeyedLocator"  # the value for NUMBA_CACHE_LOCATOR_CLASSES
 
@@ -77,50 +78,6 @@ def files_digest(named) -> str:
     return _files_digest(tuple((name, _stamp(Path(path))) for name, path in named))
 
 
-def _package_root(module: str, path: Path) -> Path | None:
-    """The ``banditrepro`` folder ``path`` belongs to if it is the file of package module ``module``, else None."""
-    from banditrepro.workflow import digests
-
-    parts = module.split(".")
-    if parts[0] != digests.PACKAGE:
-        return None
-    up = len(parts) - (1 if path.name == "__init__.py" else 2)
-    if up < 0 or up >= len(path.parents):
-        return None
-    root = path.parents[up]
-    return root if digests.module_file(module, root) == path else None
-
-
-@functools.cache
-def closure_files(modules: tuple[str, ...], root: Path) -> tuple[tuple[str, Path], ...]:
-    """(dotted name, file) of every package module that importing ``modules`` executes, from ``root``.
-
-    Walked once per process, as digests' own walk: an import added meanwhile counts from the next process on,
-    while the files' bytes are stamped again at every call of ``files_digest``."""
-    from banditrepro.workflow import digests
-
-    return tuple((m, digests.module_file(m, root)) for m in digests.closure(list(modules), root))
-
-
-def package_imports(path: Path) -> set[str]:
-    """Names of ``banditrepro`` modules a file outside the package (a plugin's) imports, as written."""
-    from banditrepro.workflow import digests
-
-    try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError):
-        return set()
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            # `from banditrepro.x import y`: y may be a submodule; closure() drops the names that are not
-            found.add(node.module)
-            found.update(f"{node.module}.{a.name}" for a in node.names)
-    return {m for m in found if m.split(".")[0] == digests.PACKAGE}
-
-
 def source_digest(module: str, path) -> str:
     """Hash of what ``module``'s kernels are compiled from: the bytes of its import closure in the package.
 
@@ -131,20 +88,18 @@ def source_digest(module: str, path) -> str:
     the plugin's cache folder (``banditrepro.plugins.cache_dir``), keyed by all of its package's files.
     """
     path = Path(path).resolve()
-    root = _package_root(module, path)
+    root = closure.package_root(module, path)
     if root is not None:
-        return files_digest(closure_files((module,), root))
+        return files_digest(closure.closure_files((module,), root))
     return outside_digest([("", path)])
 
 
 def outside_digest(named) -> str:
     """Hash of ``(name, path)`` files outside the package (a plugin's) and of the closures of the package
     modules they import: what their kernels compile from, as far as this package goes."""
-    from banditrepro.workflow import digests
-
     named = [(name, Path(path)) for name, path in named]
-    ours = tuple(sorted(set().union(*(package_imports(path) for _, path in named))))
-    return files_digest([*named, *closure_files(ours, digests.ROOT)])
+    ours = tuple(sorted(set().union(*(closure.package_imports(path) for _, path in named))))
+    return files_digest([*named, *closure.closure_files(ours, closure.ROOT)])
 
 
 def folder_name(module: str, digest: str) -> str:
@@ -234,14 +189,13 @@ def _open_lock(folder: str, name: str) -> int | None:
         return None
 
 
-def _acquire(fcntl, fd: int, name: str) -> bool:
+def _acquire(fcntl, fd: int, name: str, wait) -> bool:
     """Take the lock, polling rather than blocking: a blocking ``flock`` is deaf to Ctrl-C and SIGTERM in a job
-    thread and can hang for good on NFSv3. A stop request raises ``Stopped``; after ``LOCK_TIMEOUT``, or where
+    thread and can hang for good on NFSv3. Between attempts ``wait(seconds)``, which raises on a stop request
+    (the workflow's ``stop.wait``: ``Stopped``); after ``LOCK_TIMEOUT``, or where
     the file system has no locks, False: the caller compiles without it. A race costs CPU only, never a bad
     kernel: numba writes every cache file to a temporary name and ``os.replace``s it into place
     (``numba/core/caching.py``, ``_CacheImpl._open_for_write``), so a reader sees a whole file or none."""
-    from banditrepro.workflow import stop
-
     deadline = time.monotonic() + LOCK_TIMEOUT
     while True:
         try:
@@ -256,14 +210,16 @@ def _acquire(fcntl, fd: int, name: str) -> bool:
             warnings.warn(f"banditrepro: the compile lock of {name} was held for {LOCK_TIMEOUT:g} s; compiling "
                           "without it (at worst the kernel is compiled twice)", RuntimeWarning, stacklevel=4)
             return False
-        stop.wait(min(_POLL, left))  # Stopped as soon as a stop is requested
+        wait(min(_POLL, left))  # raises as soon as a stop is requested
 
 
 @contextlib.contextmanager
-def kernel_lock(algorithm: str):
+def kernel_lock(algorithm: str, *, wait):
     """Held while ``algorithm``'s kernel is loaded or compiled, across processes and threads; one lock per
     module, since the algorithms of a module share kernels (no-op without a cache folder or ``fcntl``; waited
-    for at most ``LOCK_TIMEOUT``, and ``Stopped`` on a stop request meanwhile)."""
+    for at most ``LOCK_TIMEOUT``). ``wait(seconds)`` sleeps between attempts and raises on a stop request: the
+    caller passes the workflow's ``stop.wait`` (``Stopped``), so this low module need not know the workflow's
+    signal handling (docs/architecture.md, "The floors")."""
     from banditrepro.algorithms.builtin import MODULES
 
     name = MODULES.get(algorithm, algorithm)
@@ -274,7 +230,7 @@ def kernel_lock(algorithm: str):
         yield
         return
     try:
-        _acquire(fcntl, fd, name)
+        _acquire(fcntl, fd, name, wait)
         yield
     finally:
         os.close(fd)  # releases the lock if taken

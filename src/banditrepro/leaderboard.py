@@ -12,7 +12,6 @@ against the figure's strongest baseline. Files: a long CSV (one row per line, pa
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
@@ -171,7 +170,7 @@ def write_tables(figures: list[Figure], layout: Layout, paper: str, csv, md) -> 
     return df
 
 
-# --- what the workflow asks (workflow/rules/leaderboard.smk) ---------------------------------------------
+# --- what the workflow asks (workflow/rules/leaderboard.smk; the job's body: workflow/jobs.py) ------------
 
 
 def papers(figures: list[Figure]) -> list[str]:
@@ -191,22 +190,3 @@ def tables(figures: list[Figure], layout: Layout) -> list[str]:
 def inputs(figures: list[Figure], layout: Layout, paper: str) -> list[str]:
     """The tables of the paper's figures a challenger joined (their summaries exist once those are built)."""
     return [layout.table(f.paper, f.id) for f in challengers.arena_figures(figures, paper)]
-
-
-def digest(figures: list[Figure], paper: str) -> str:
-    """What a paper's leaderboard derives from: its figures' manifest entries and this module's code."""
-    from banditrepro.workflow import digests
-
-    return digests.digest([digests.figure_spec(f) for f in challengers.arena_figures(figures, paper)]
-                          + [digests.source_digest(["banditrepro.leaderboard"])])
-
-
-def job(plan, wildcards, output, log) -> None:
-    """Body of rule `leaderboard` (in the Snakemake process, like the figures, and drawn under their lock:
-    matplotlib's font and text caches are global)."""
-    from banditrepro.plotting import DRAW_LOCK
-
-    with DRAW_LOCK:
-        df = build(plan.figures, plan.store, wildcards.paper, output.csv, output.md, output.png, output.pdf)
-    Path(log[0]).parent.mkdir(parents=True, exist_ok=True)
-    Path(log[0]).write_text(f"{wildcards.paper}: {df.algorithm.nunique()} lines, {len(df)} rows\n")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from banditrepro import kernel_cache
+from banditrepro import closure, kernel_cache
 from banditrepro.kernel_cache import kernel_lock, module_cached
-from banditrepro.workflow import digests, stop
+from banditrepro.workflow import stop
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -226,8 +226,8 @@ def test_module_cached_follows_the_closure(tmp_path):
                    capture_output=True)
     rucb = (str(cache), "banditrepro.algorithms.rucb", str(pkg / "algorithms" / "rucb.py"))
     assert module_cached(*rucb)
-    closure = digests.closure(["banditrepro.algorithms.rucb"], pkg)
-    assert "banditrepro.recorder" in closure and "banditrepro.plotting" not in closure
+    walked = closure.closure(["banditrepro.algorithms.rucb"], pkg)
+    assert "banditrepro.recorder" in walked and "banditrepro.plotting" not in walked
     plotting = pkg / "plotting.py"
     plotting.write_text(plotting.read_text() + "# edited\n")  # outside RUCB's closure: still cached
     assert module_cached(*rucb)
@@ -272,7 +272,7 @@ def held(tmp_path, monkeypatch):
         taken = threading.Event()
 
         def hold():
-            with kernel_lock(algorithm):
+            with kernel_lock(algorithm, wait=stop.wait):
                 taken.set()
                 release.wait(seconds)
 
@@ -292,7 +292,7 @@ def test_a_lock_held_past_the_timeout_is_passed_by(held, monkeypatch):
     held("rmed1")
     start = time.monotonic()
     with pytest.warns(RuntimeWarning, match="compile lock of rmed was held for 0.3 s"):
-        with kernel_lock("rmed2"):  # the module of rmed1: the same lock
+        with kernel_lock("rmed2", wait=stop.wait):  # the module of rmed1: the same lock
             waited = time.monotonic() - start
     assert 0.3 <= waited < 3.0
 
@@ -302,6 +302,6 @@ def test_a_stop_request_ends_the_wait(held):
     threading.Timer(0.3, stop.request, args=("SIGTERM",)).start()
     start = time.monotonic()
     with pytest.raises(stop.Stopped, match="stopped on SIGTERM"):
-        with kernel_lock("rucb"):
+        with kernel_lock("rucb", wait=stop.wait):
             pass
     assert time.monotonic() - start < 0.3 + 1.0  # the default timeout is two minutes: the request ended it

@@ -122,11 +122,11 @@ def test_a_file_of_an_unknown_format_is_refused_and_kept(tmp_path, duel_results)
 
 
 def test_a_new_shard_format_moves_every_cell_to_a_new_code_folder(tmp_path):
-    from banditrepro import algorithms
+    from banditrepro import algorithms, closure
     from banditrepro.workflow import digests
 
     copy = tmp_path / "banditrepro"
-    shutil.copytree(digests.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(closure.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     fmt = copy / "shardformat.py"
     text = fmt.read_text()
     assert text.count(f"SHARD_FORMAT = {SHARD_FORMAT}\n") == 1

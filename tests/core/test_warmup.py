@@ -59,7 +59,7 @@ def test_warm_up_compiles_what_a_job_loads(tmp_path, monkeypatch):
 LOCKER = """
 import sys, time
 from banditrepro.kernel_cache import kernel_lock
-with kernel_lock(sys.argv[1]):
+with kernel_lock(sys.argv[1], wait=time.sleep):
     print(time.time(), flush=True)
 """
 
@@ -68,7 +68,7 @@ def test_one_module_compiles_in_one_place_at_a_time(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
     env = env_with_cache(cache)
-    with kernel_lock("rmed1"):
+    with kernel_lock("rmed1", wait=stop.wait):
         same = subprocess.Popen([sys.executable, "-c", LOCKER, "rmed2"], env=env, stdout=subprocess.PIPE, text=True)
         other = subprocess.run([sys.executable, "-c", LOCKER, "rucb"], env=env, check=True, capture_output=True,
                                text=True)
@@ -117,7 +117,7 @@ def test_preload_stops_on_a_stop_request_while_it_waits(tmp_path, monkeypatch):
     release, taken = threading.Event(), threading.Event()
 
     def hold():
-        with kernel_lock("rucb"):
+        with kernel_lock("rucb", wait=stop.wait):
             taken.set()
             release.wait(10)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from banditrepro import algorithms
+from banditrepro import algorithms, closure
 from banditrepro.workflow import digests
 from banditrepro.workflow.plan import build_plan, kernel_of
 from tests.workflow.common import ROOT, TEST_CONFIG, edit_function
@@ -44,7 +44,7 @@ def test_closure_follows_every_import_form(tmp_path):
         "shared.py": "def helper():\n    return 1\n",
         "unrelated.py": "",
     })
-    got = digests.closure(["banditrepro.entry"], root)
+    got = closure.closure(["banditrepro.entry"], root)
     assert got == sorted(["banditrepro", "banditrepro.entry", "banditrepro.pkg", "banditrepro.pkg.deep",
                           "banditrepro.pkg.sub", "banditrepro.rel_sibling", "banditrepro.lazy",
                           "banditrepro.shared"])
@@ -58,7 +58,7 @@ def test_closure_follows_every_import_form(tmp_path):
 @pytest.fixture
 def package_copy(tmp_path):
     src = tmp_path / "banditrepro"
-    shutil.copytree(digests.ROOT, src, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(closure.ROOT, src, ignore=shutil.ignore_patterns("__pycache__"))
     return src
 
 
@@ -71,7 +71,7 @@ def _cell_names(code_root=None) -> dict:
         return build_plan(cfg, ROOT, scan=False).cell_names
     real = digests.cell_code
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, code_root))
+        m.setattr(digests, "cell_code", lambda algo, root=closure.ROOT: real(algo, code_root))
         return build_plan(cfg, ROOT, scan=False).cell_names
 
 
@@ -87,7 +87,7 @@ def test_editing_the_shared_randint_renames_the_cells_that_import_it(package_cop
     helper = banditrepro.algorithms.ccb.randint.__module__  # wherever the shared RNG helpers live
     names = algorithms.names()
     before = {n: digests.cell_code(n) for n in names}
-    edit_function(digests.module_file(helper, package_copy), "randint")
+    edit_function(closure.module_file(helper, package_copy), "randint")
     after = {n: digests.cell_code(n, package_copy) for n in names}
     changed = {n for n in names if after[n] != before[n]}
     assert {"ccb", "if", "qsa", "scb"} <= changed
@@ -113,10 +113,10 @@ def test_a_drawer_edit_changes_its_kinds_figures_only(package_copy):
     before = {k: digests.figure_code(k) for k in kinds}
     module = digests.drawer_module(kinds[-1])
     drawer = DRAWERS[kinds[-1]][1]
-    edit_function(digests.module_file(module, package_copy), drawer.__name__)
+    edit_function(closure.module_file(module, package_copy), drawer.__name__)
     changed = {k for k in kinds if digests.figure_code(k, package_copy) != before[k]}
     assert kinds[-1] in changed
-    assert changed == {k for k in kinds if module in digests.closure(
+    assert changed == {k for k in kinds if module in closure.closure(
         [digests.FIGURES, *(f.__module__ for f in DRAWERS[k])], package_copy)}
     assert len(changed) < len(kinds)
 
@@ -130,15 +130,15 @@ def test_a_study_kind_covers_the_paper_helpers_it_calls(package_copy):
     helper = make_table.__globals__["lines_table"]
     assert helper.__module__ != make_table.__module__
     before = {k: digests.figure_code(k) for k in ("dp-delta-epsilon", "dp-frontier")}
-    edit_function(digests.module_file(helper.__module__, package_copy), helper.__name__)
+    edit_function(closure.module_file(helper.__module__, package_copy), helper.__name__)
     assert all(digests.figure_code(k, package_copy) != v for k, v in before.items())
 
 
 def test_claims_digest_covers_every_claim_module(package_copy):
     before = digests.claims_code()
     for module in digests.claim_modules():
-        assert digests.module_file(module, package_copy)
-    path = digests.module_file(digests.claim_modules()[-1], package_copy)
+        assert closure.module_file(module, package_copy)
+    path = closure.module_file(digests.claim_modules()[-1], package_copy)
     path.write_text(path.read_text() + "\n# a comment\n")
     assert digests.claims_code(package_copy) == before  # comments never rerun anything
     path.write_text(path.read_text() + "\nEDITED = 1\n")
@@ -148,14 +148,14 @@ def test_claims_digest_covers_every_claim_module(package_copy):
 def test_plugin_code_is_hashed_by_file(tmp_path):
     mod = tmp_path / "myplugin.py"
     mod.write_text("def run():\n    pass\n")
-    before = digests.outside_digest(mod)
+    before = closure.file_digest(mod)
     mod.write_text('def run():\n    """Docs."""\n    # a comment\n\n    pass\n')
-    assert digests.outside_digest(mod) == before
+    assert closure.file_digest(mod) == before
     mod.write_text("def run():\n    return 1\n")
-    assert digests.outside_digest(mod) != before
+    assert closure.file_digest(mod) != before
     mod.write_text("def run():\n    pass\n")
     (tmp_path / "data.txt").write_text("x")
-    assert digests.outside_digest(tmp_path / "data.txt") == digests.bytes_digest(tmp_path / "data.txt")
+    assert closure.file_digest(tmp_path / "data.txt") == closure.bytes_digest(tmp_path / "data.txt")
     import importlib.util
     import sys
 
@@ -164,8 +164,8 @@ def test_plugin_code_is_hashed_by_file(tmp_path):
     sys.modules["myplugin"] = m
     spec.loader.exec_module(m)
     try:
-        own, outside = digests.object_code(m.run)
-        assert own == [] and outside == [digests.outside_digest(mod)]
+        own, outside = closure.object_code(m.run)
+        assert own == [] and outside == [closure.file_digest(mod)]
     finally:
         del sys.modules["myplugin"]
 
@@ -199,7 +199,7 @@ async def g():
     SOURCE.replace("import math\n", "import math  # why\n\n\n"),
 ])
 def test_comments_docstrings_and_formatting_do_not_count(edited):
-    assert digests.code_shape(edited) == digests.code_shape(SOURCE)
+    assert closure.code_shape(edited) == closure.code_shape(SOURCE)
 
 
 @pytest.mark.parametrize("edited", [
@@ -211,7 +211,7 @@ def test_comments_docstrings_and_formatting_do_not_count(edited):
     SOURCE + "\nX = 1\n",
 ])
 def test_every_code_edit_counts(edited):
-    assert digests.code_shape(edited) != digests.code_shape(SOURCE)
+    assert closure.code_shape(edited) != closure.code_shape(SOURCE)
 
 
 def _append(path: Path, text: str) -> None:
@@ -253,7 +253,7 @@ def test_a_docstring_edit_renames_nothing_a_kernel_edit_only_its_algorithms_cell
 
 
 def test_the_cell_closure_holds_what_runs_and_no_registry_or_io_module():
-    mods = digests.closure([digests.CELL, algorithms.get("rucb").run.__module__], skip=digests.NO_NUMBERS)
+    mods = closure.closure([digests.CELL, algorithms.get("rucb").run.__module__], skip=digests.NO_NUMBERS)
     assert {"banditrepro.cell", "banditrepro.algorithms.rucb", "banditrepro.recorder", "banditrepro.seeds",
             "banditrepro.datasets.prepared", "banditrepro.atomic", "banditrepro.regret"} <= set(mods)
     assert not set(mods) & {*digests.NO_NUMBERS, "banditrepro.datasets.catalog", "banditrepro.cli"}

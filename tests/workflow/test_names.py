@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from banditrepro import ReproError, shardformat
+from banditrepro import ReproError, closure, shardformat
 from banditrepro.datasets.catalog import Catalog
 from banditrepro.workflow import digests, names
 from banditrepro.workflow.cells import kernel_name, kernel_of
@@ -187,9 +187,9 @@ def test_the_preparation_code_renames_every_dataset(tmp_path, monkeypatch):
 def test_the_preparation_code_covers_the_derivations_the_catalog_and_the_instance_checks(tmp_path, module,
                                                                                           function):
     copy = tmp_path / "banditrepro"
-    shutil.copytree(digests.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(closure.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert digests.source_digest(names.PREPARE_CODE, copy) == names.prepare_code()
-    path = digests.module_file(module, copy)
+    path = closure.module_file(module, copy)
     if function:
         edit_function(path, function)
     else:
@@ -259,7 +259,7 @@ def test_the_seed_the_shard_format_and_the_stack_rename_every_cell_and_no_datase
 def test_a_kernels_code_renames_exactly_its_cells_their_summaries_and_the_figures_drawing_them(here, monkeypatch):
     before = _plan()
     real = digests.cell_code
-    monkeypatch.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, root) + (
+    monkeypatch.setattr(digests, "cell_code", lambda algo, root=closure.ROOT: real(algo, root) + (
         "-edited" if kernel_name(algo) == "rmed2" else ""))
     after = _plan()
     edited = {c for c in before.cell_runs if kernel_of(c) == "rmed2"}

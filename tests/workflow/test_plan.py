@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from banditrepro import ReproError, jobsize
+from banditrepro import ReproError, closure, jobsize
 from banditrepro.layout import Layout
 from banditrepro.manifest import cell_runs, load_manifest
 from banditrepro.workflow import batches, digests
@@ -240,7 +240,7 @@ def test_a_batch_name_covers_its_shards_not_the_results_folder(tmp_path, monkeyp
     assert set(names(more)) != set(names(seven))
     # an edited kernel: its cells' keys change, so its batches are renamed, and no other algorithm's
     real = digests.cell_code
-    monkeypatch.setattr(digests, "cell_code", lambda algo, root=digests.ROOT: real(algo, root) + (
+    monkeypatch.setattr(digests, "cell_code", lambda algo, root=closure.ROOT: real(algo, root) + (
         "-edited" if kernel_name(algo) == "rucb" else ""))
     edited = names(build_plan(_test_config(), ROOT))
     renamed = {s for s in names(seven) if edited[s] != names(seven)[s]}

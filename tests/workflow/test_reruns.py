@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from banditrepro.workflow import digests
+from banditrepro import closure
 from tests.workflow.common import (
     MIRROR_ARG,
     TEST_CELLS,
@@ -133,7 +133,7 @@ def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, u
     copy = clone(test_run[0], tmp_path / "copy")
     helper = importlib.import_module("banditrepro.algorithms.ccb").randint.__module__
     src = copy / "src"
-    edit_function(digests.module_file(helper, src / "banditrepro"), "randint")
+    edit_function(closure.module_file(helper, src / "banditrepro"), "randint")
     plan = plan_of(copy, TEST_CONFIG)
     out = _dry_run(copy)
     cells = scheduled_cells(out, plan)

@@ -1,7 +1,6 @@
 # Only with challengers (config key `challengers`, banditrepro/challengers.py): per paper, every line of the
 # figures a challenger joined, ranked, with its final regret relative to the paper's algorithm per panel
 # (banditrepro/leaderboard.py). Without challengers no leaderboard is planned and this rule never runs.
-from banditrepro import leaderboard
 
 
 localrules:
@@ -33,4 +32,4 @@ rule leaderboard:
         runtime=10,
         mem_mb=1500,
     run:
-        leaderboard.job(PLAN, wildcards, output, log)
+        jobs.leaderboard(PLAN, wildcards, output, log)

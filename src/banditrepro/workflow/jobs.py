@@ -113,6 +113,18 @@ def claims(plan, input, output, log):
 
 
 @logged
+def leaderboard(plan, wildcards, output, log):
+    """A paper's leaderboard (only with challengers): drawn under the figures' lock, since matplotlib's font
+    and text caches are global."""
+    from banditrepro.leaderboard import build
+    from banditrepro.plotting import DRAW_LOCK
+
+    with DRAW_LOCK:
+        df = build(plan.figures, plan.store, wildcards.paper, output.csv, output.md, output.png, output.pdf)
+    return f"{wildcards.paper}: {df.algorithm.nunique()} lines, {len(df)} rows\n"
+
+
+@logged
 def runtime_table(plan, input, output, log):
     from banditrepro.aggregate import write_runtime_table
 

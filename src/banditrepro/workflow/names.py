@@ -32,6 +32,7 @@ import json
 import platform
 from pathlib import Path
 
+from banditrepro import closure
 from banditrepro.workflow import digests
 
 KEY_CHARS = 16  # of every name: 64 bits; a results folder holds thousands of names, not billions
@@ -193,7 +194,7 @@ def name_outputs(plan) -> None:
     the optional datasets (the status files' bytes: a figure's table shows the probe's reason). Called again
     once a first run's probes have run (the Snakefile's rule ``all``), so a store entry is never named by a
     probe it did not see."""
-    from banditrepro import leaderboard
+    from banditrepro import challengers, leaderboard
     from banditrepro.workflow import software
 
     n = plan.names
@@ -210,12 +211,13 @@ def name_outputs(plan) -> None:
     every_figure = [n.figure[(f.paper, f.id)] for f in plan.figures]
     drawing = drawing_stack()
     n.claims = key("claims", digests.claims_digest(plan.figures), every_figure, every_summary, drawing)
-    for paper in leaderboard.papers(plan.figures):
-        n.leaderboard[paper] = key("leaderboard", leaderboard.digest(plan.figures, paper), every_figure,
-                                   every_summary, drawing)
+    for paper in leaderboard.papers(plan.figures):  # the papers a challenger joined
+        arena = challengers.arena_figures(plan.figures, paper)
+        n.leaderboard[paper] = key("leaderboard", digests.leaderboard_digest(arena), every_figure, every_summary,
+                                   drawing)
     n.runtime = key("runtime", summary_code, sorted(plan.runtime_inputs()), drawing)
     n.software = key("software", software.stack())
-    n.report = key("report", digests.report_code(), digests.bytes_digest(plan.deviations_file()), every_figure,
+    n.report = key("report", digests.report_code(), closure.bytes_digest(plan.deviations_file()), every_figure,
                    every_summary, n.claims, n.runtime, sorted(n.leaderboard.items()), n.software, drawing,
                    provenance(plan))
 

@@ -48,11 +48,11 @@ def preload(algos) -> None:
     about a millisecond (a one-step run on a 3-arm instance). Errors are left to the shards, which report
     them with the cell they belong to; a stop request while waiting for a lock stops the batch (``Stopped``)."""
     from banditrepro.kernel_cache import kernel_lock
-    from banditrepro.workflow.stop import Stopped
+    from banditrepro.workflow.stop import Stopped, wait
 
     for algo in dict.fromkeys(algos):
         try:
-            with kernel_lock(kernel_name(algo)):
+            with kernel_lock(kernel_name(algo), wait=wait):
                 compile_algorithm(algo)
         except Stopped:
             raise  # not an error of the cell's: the batch ends as on a stop between its shards
@@ -156,11 +156,12 @@ def main(argv: list[str]) -> int:
     import time
 
     from banditrepro.kernel_cache import kernel_lock
+    from banditrepro.workflow.stop import wait
 
     for algo in argv:
         start = time.process_time()
         try:
-            with kernel_lock(kernel_name(algo)):
+            with kernel_lock(kernel_name(algo), wait=wait):
                 compile_algorithm(algo)
         except Exception as exc:  # noqa: BLE001 - the job compiles it then, and reports any error itself
             print(f"{algo}: not compiled ahead ({type(exc).__name__}: {exc})", flush=True)
