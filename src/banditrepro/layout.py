@@ -84,9 +84,14 @@ def shard_runs(name: str) -> tuple[int, int] | None:
     return int(m.group(1)), int(m.group(2))
 
 
+def shards_rel(cell: str, key: str) -> str:
+    """The folder of a cell's shards named ``key``, under its results folder: ``cells/<cell>/<key>``."""
+    return f"cells/{cell}/{key}"
+
+
 def shard_rel(cell: str, key: str, first: int, last: int) -> str:
     """A shard's path under its results folder: ``cells/<cell>/<key>/runs<first>-<last>.npz``."""
-    return f"cells/{cell}/{key}/{shard_file(first, last)}"
+    return f"{shards_rel(cell, key)}/{shard_file(first, last)}"
 
 
 def parse_shard_rel(rel: str) -> tuple[str, str, int, int] | None:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.layout import shard_file, shard_rel, shard_runs
+from banditrepro.layout import shard_file, shard_rel, shard_runs, shards_rel, sidecar_of
 from banditrepro.sharing.agreement import check_runs
 
 RECEIVED = "received.json"
@@ -168,7 +168,7 @@ def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcom
         groups.setdefault((h.cell, h.key), []).append(h)
     foreign_cells = {(h.cell, h.key) for h in foreign}
     for (cell, key), held in sorted(groups.items()):
-        folder = into / "cells" / cell / key
+        folder = into / shards_rel(cell, key)
         here = [Held(f"the --into folder {into}", cell, key, a, b, folder / shard_file(a, b))
                 for a, b in stored_shards(folder)]
         seed = None if (cell, key) in foreign_cells else plan.config["base_seed"]
@@ -280,7 +280,7 @@ def _stage(sources: list, chosen: list, foreign: set, into: Path, staging: Path,
                 present += 1
                 continue
             side = src.sidecar(src_shard(h))
-            pairs = ([(side, h.rel[:-4] + ".json")] if side is not None else []) + [(h.path, h.rel)]
+            pairs = ([(side, sidecar_of(h.rel))] if side is not None else []) + [(h.path, h.rel)]
             for path, rel in pairs:
                 write_bytes(staging / rel, src.read_bytes(path), durable=True, sync_dir=False)
                 moves.append((staging / rel, into / rel))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from banditrepro.filehash import file_sha256
-from banditrepro.layout import parse_shard_rel, shard_rel
+from banditrepro.layout import parse_shard_rel, shard_rel, sidecar_of
 from banditrepro.sharing.received import (
     BUNDLE_SUFFIXES,
     MAX_MEMBER_BYTES,
@@ -80,7 +80,7 @@ class Source:
 
     def sidecar(self, shard: StoredShard) -> Path | None:
         """A shard's ``.json`` sidecar if the source holds one."""
-        rel = shard.rel[:-4] + ".json"
+        rel = sidecar_of(shard.rel)
         return self.results / rel if rel in self.files else None
 
     def read_bytes(self, path) -> bytes:

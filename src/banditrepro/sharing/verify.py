@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.layout import shard_file
+from banditrepro.layout import shard_file, shards_rel
 from banditrepro.sharing.localdata import results_rel
 from banditrepro.sharing.recompute import CURVE_TOLERANCE, TOLERANCE, check_shards
 from banditrepro.workflow.names import PARTS  # a record's parts: what its key must be the key of
@@ -301,7 +301,7 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
         folders = folders_of.get(cell, {})
         if dataset in absent:
             for key in folders:
-                result.skip(f"cells/{cell}/{key}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
+                result.skip(f"{shards_rel(cell, key)}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
             continue
         ours, rec = plan.cell_names[cell], recorded.get(cell) if isinstance(recorded.get(cell), dict) else {}
         if ours in folders:
@@ -313,7 +313,7 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
             why = (f"{', '.join(differ)} differ (published.json)" if trusted.get(cell) and rec.get("key") == key
                    and differ else "nothing trusted says why")
         else:
-            result.mismatch(f"cells/{cell}/{ours}: no shard stored under this checkout's name"
+            result.mismatch(f"{shards_rel(cell, ours)}: no shard stored under this checkout's name"
                             + (f" ({len(folders)} other folders, none the record names)" if folders else ""))
             continue
         runs = plan.cell_runs[cell]
@@ -321,8 +321,8 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
         held = [(a, b) for a, b in plan_shards(runs, runs, existing) if existing.get(a) == b]
         covered = held[-1][1] + 1 if held else 0
         if covered < runs:
-            result.mismatch(f"cells/{cell}/{key}: holds runs 0-{covered - 1} of 0-{runs - 1}")
-        folder = src.results / "cells" / cell / key
+            result.mismatch(f"{shards_rel(cell, key)}: holds runs 0-{covered - 1} of 0-{runs - 1}")
+        folder = src.results / shards_rel(cell, key)
         out.append(CellCheck(cell, key, byte, why, bool(trusted.get(cell)) and rec.get("key") == key,
                              tuple((a, b, folder / shard_file(a, b)) for a, b in held)))
     other = [c for c in out if not c.byte]

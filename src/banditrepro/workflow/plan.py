@@ -94,8 +94,7 @@ class Plan:
         return self.layout.stored()
 
     @property
-    def cell_names(self) -> dict[str, str]:
-        """cell key -> its shards' key (``names.shards``, names.shards_key)."""
+    def cell_names(self) -> dict[str, str]:  # cell key -> its shards' key (names.shards_key): Names holds them
         return self.names.shards
 
     @property
@@ -121,8 +120,7 @@ class Plan:
         return os.path.relpath(self.root / p)
 
     def shard(self, cell: str, first: int, last: int) -> str:
-        dataset, horizon, algo = split_key(cell)
-        return self.layout.shard(dataset, horizon, algo, self.cell_names[cell], first, last)
+        return self.layout.shard(*split_key(cell), self.cell_names[cell], first, last)
 
     def shard_id(self, cell: str, first: int, last: int) -> str:
         """A shard's path under the results folder: its name, which names its batch."""
