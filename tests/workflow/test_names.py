@@ -214,6 +214,32 @@ def test_every_cell_of_a_plan_has_its_own_key_and_folder(here):
     assert {c.split("/")[0] for c in plan.cell_runs} <= set(plan.names.data) and "sushi16" in plan.names.data
 
 
+def test_names_carry_each_cells_shards_key_and_the_parts_it_covers(here):
+    """Computed once by name_plan; published.json's records (and so verify, merge, compare) are read from them."""
+    from banditrepro.workflow import publish
+    from banditrepro.workflow.cells import split_key
+
+    plan = _plan()
+    assert set(plan.names.parts) == set(plan.names.shards) == set(plan.cell_runs)
+    for cell, parts in plan.names.parts.items():
+        dataset, horizon, algo = split_key(cell)
+        assert parts == names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
+                                         plan.config["base_seed"])
+        assert plan.names.shards[cell] == names.key_of_parts(parts) == plan.cell_names[cell]
+    records = publish.cell_records(plan)
+    assert all({k: rec[k] for k in names.PARTS} == plan.names.parts[c] and rec["key"] == plan.names.shards[c]
+               for c, rec in records.items())
+
+
+def test_a_cells_parts_are_computed_in_names_only():
+    import re
+
+    from tests.core.test_imports import modules
+
+    computing = [n for n, path in modules().items() if re.search(r"\bcell_parts\(", path.read_text())]
+    assert computing == ["banditrepro.workflow.names"], computing
+
+
 def test_runs_change_the_summary_key_not_the_shards_key(here):
     two, three = _plan(runs=2, max_runs=3), _plan(runs=3, max_runs=3)
     grown = {c for c in two.cell_runs if two.cell_runs[c] != three.cell_runs[c]}

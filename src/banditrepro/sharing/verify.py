@@ -10,6 +10,7 @@ it, to build the plan this checkout makes of that config; everything else is che
    Whether the bytes must agree is decided by this checkout's own names: where a shard's folder carries the key
    this checkout gives its cell, byte for byte; elsewhere every array is compared within a stated tolerance,
    and the source's published.json record explains why only if its key is the key of its recorded parts.
+   The draw and the recomputation: banditrepro/sharing/recompute.py.
 2. Everything after the shards is re-derived (banditrepro/sharing/rederive.py) and compared; every published
    file is compared with its store entry.
 3. Every other file of the source is named on a ``not checked: <path> (<why>)`` line; the last line says
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.layout import shard_file, shards_rel
+from banditrepro.layout import shard_file, shards_rel, split_key
 from banditrepro.sharing.localdata import results_rel
 from banditrepro.sharing.recompute import CURVE_TOLERANCE, TOLERANCE, check_shards
 from banditrepro.workflow.names import PARTS  # a record's parts: what its key must be the key of
@@ -285,7 +286,6 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
     """Every cell of the plan with the source's shards that hold its runs: those under the key this checkout gives
     the cell (bytes must agree), else those of the folder the source's record names or of its only folder
     (tolerance). A cell whose runs are not all stored is a mismatch."""
-    from banditrepro.layout import split_key
     from banditrepro.workflow.plan import plan_shards
 
     recorded = src.cells
