@@ -8,7 +8,7 @@ one and never spell a path themselves, so the layout below is written exactly on
     data/raw/<source>                                   verified raw files
     data/prepared/<dataset>/<data key>.json             derived instances, named by what they derive from
     data/status/<dataset>.json                          probe verdict of an optional (network) dataset
-    <results>/cells/<dataset>/T<h>/<algo>/<cell key>/runs<a>-<b>.npz
+    <results>/cells/<dataset>/T<h>/<algo>/<shards key>/runs<a>-<b>.npz
                                                         runs a..b of a cell (+ .json sidecar); the key covers
                                                         code, data, horizon, base seed, format and stack
     <results>/summaries/<dataset>/T<h>/<algo>/<summary key>.npz   runs 0..n-1 of a cell summarised
@@ -37,17 +37,87 @@ from pathlib import Path
 DEFAULT_BASE_SEED = 20240601  # the one place the default root seed is written (schema default mirrors it)
 DEFAULT_RESULTS_DIR = "results"
 DEFAULT_DATA_DIR = "data"
-# a shard's file name (``Layout.shard``) and a stored result's key (names.KEY_CHARS hex digits): parsed here only
-SHARD_FILE = re.compile(r"runs(\d+)-(\d+)\.npz")
-KEY = re.compile(r"[0-9a-f]{16}")
+KEY_CHARS = 16  # of every stored result's key (names.key): 64 bits; a folder holds thousands of names, not billions
+
+# The names below are spelled here and nowhere else, each beside its parser: a cell, a shard's and a summary's
+# file, a key. Everything that writes, lists or receives them (the plan, batches, clean, bundle, the reader of
+# received folders, merge, verify) builds and reads them through these.
+KEY = re.compile(rf"[0-9a-f]{{{KEY_CHARS}}}")
+HORIZON = re.compile(r"T([1-9]\d*)")  # a cell's horizon as its name spells it
+SHARD_SUFFIX = ".npz"  # a shard's and a summary's arrays
+SIDECAR_SUFFIX = ".json"  # beside each: what was measured (wall time, versions), never a number it holds
+SHARD_STEM = re.compile(r"runs(\d+)-(\d+)")  # a shard's name without its suffix
+SHARD_FILE = re.compile(SHARD_STEM.pattern + re.escape(SHARD_SUFFIX))
+
+
+def cell_key(dataset: str, horizon: int, algo: str) -> str:
+    """A cell: ``<dataset>/T<horizon>/<algorithm id>``, its folder under cells/ and summaries/."""
+    return f"{dataset}/T{horizon}/{algo}"
+
+
+def parse_cell(text) -> tuple[str, int, str] | None:
+    """(dataset, horizon, algorithm id) of a cell key; None for anything else (a received name is not trusted)."""
+    parts = text.split("/") if isinstance(text, str) else []
+    if len(parts) != 3 or not (m := HORIZON.fullmatch(parts[1])):
+        return None
+    return parts[0], int(m.group(1)), parts[2]
+
+
+def split_key(key: str) -> tuple[str, int, str]:
+    """(dataset, horizon, algorithm id) of a cell key this checkout made (``parse_cell``, which must succeed)."""
+    found = parse_cell(key)
+    if found is None:
+        raise ValueError(f"not a cell key: {key!r}")
+    return found
+
+
+def shard_file(first: int, last: int) -> str:
+    """The file of a cell's runs first..last (``shard_runs`` reads it back)."""
+    return f"runs{first}-{last}{SHARD_SUFFIX}"
 
 
 def shard_runs(name: str) -> tuple[int, int] | None:
-    """(first, last) of a shard file name ``runs<first>-<last>.npz``; None for any other name (or last < first)."""
+    """(first, last) of a shard file name (``shard_file``); None for any other name (or last < first)."""
     m = SHARD_FILE.fullmatch(name)
     if m is None or int(m.group(2)) < int(m.group(1)):
         return None
     return int(m.group(1)), int(m.group(2))
+
+
+def shards_rel(cell: str, key: str) -> str:
+    """The folder of a cell's shards named ``key``, under its results folder: ``cells/<cell>/<key>``."""
+    return f"cells/{cell}/{key}"
+
+
+def shard_rel(cell: str, key: str, first: int, last: int) -> str:
+    """A shard's path under its results folder: ``cells/<cell>/<key>/runs<first>-<last>.npz``."""
+    return f"{shards_rel(cell, key)}/{shard_file(first, last)}"
+
+
+def parse_shard_rel(rel: str) -> tuple[str, str, int, int] | None:
+    """(cell, key, first, last) of a path ``shard_rel`` spells; None for any other path."""
+    parts = rel.split("/")
+    if len(parts) != 6 or parts[0] != "cells" or not KEY.fullmatch(parts[4]):
+        return None
+    runs, cell = shard_runs(parts[5]), "/".join(parts[1:4])
+    if runs is None or parse_cell(cell) is None:
+        return None
+    return cell, parts[4], *runs
+
+
+def summary_rel(cell: str, key: str) -> str:
+    """A summary's path under its results folder: ``summaries/<cell>/<key>.npz``."""
+    return f"summaries/{cell}/{key}{SHARD_SUFFIX}"
+
+
+def sidecar_of(path: str) -> str:
+    """The sidecar of a shard's or summary's file (``….npz`` -> ``….json``)."""
+    return path.removesuffix(SHARD_SUFFIX) + SIDECAR_SUFFIX
+
+
+def arrays_of(path: str) -> str:
+    """The file a sidecar sits beside (``….json`` -> ``….npz``)."""
+    return path.removesuffix(SIDECAR_SUFFIX) + SHARD_SUFFIX
 
 
 @dataclass
@@ -55,6 +125,8 @@ class Names:
     """The key of every stored result of a plan (banditrepro/workflow/names.py computes them)."""
 
     data: dict = field(default_factory=dict)  # dataset -> data key
+    shards: dict = field(default_factory=dict)  # cell key -> its shards' key (names.shards_key)
+    parts: dict = field(default_factory=dict)  # cell key -> what its shards' key covers (names.cell_parts)
     summary: dict = field(default_factory=dict)  # (dataset, horizon, algo) -> summary key
     figure: dict = field(default_factory=dict)  # (paper, figure) -> key
     leaderboard: dict = field(default_factory=dict)  # paper -> key
@@ -153,11 +225,11 @@ class Layout:
         return f"logs/{self.results_dir.removeprefix(DEFAULT_RESULTS_DIR + '/')}"
 
     def cell_dir(self, dataset: str, horizon: int, algo: str) -> str:
-        return f"{self.cells}/{dataset}/T{horizon}/{algo}"
+        return f"{self.cells}/{cell_key(dataset, horizon, algo)}"
 
     def shard(self, dataset: str, horizon: int, algo: str, key: str, first: int, last: int) -> str:
-        """Runs first..last of a cell whose other inputs have the name ``key`` (names.cell_key)."""
-        return f"{self.cell_dir(dataset, horizon, algo)}/{key}/runs{first}-{last}.npz"
+        """Runs first..last of a cell whose other inputs have the name ``key`` (names.shards_key)."""
+        return f"{self.results_dir}/{shard_rel(cell_key(dataset, horizon, algo), key, first, last)}"
 
     @property
     def batches(self) -> str:
@@ -179,8 +251,8 @@ class Layout:
     def summary(self, dataset: str, horizon: int, algo: str) -> str:
         key = self._key("summary", (dataset, int(horizon), algo))
         if key is None:
-            return f"{self.summaries}/{dataset}/T{horizon}/{algo}.npz"
-        return self.summary_pattern().format(dataset=dataset, horizon=horizon, algo=algo, key=key)
+            return f"{self.summaries}/{cell_key(dataset, horizon, algo)}{SHARD_SUFFIX}"
+        return f"{self.results_dir}/{summary_rel(cell_key(dataset, horizon, algo), key)}"
 
     # --- outputs published at fixed paths (their store entries under ``stored()``) -------------------------
     def _entry(self, pattern: str, key_table: str, name, **fields) -> str:
@@ -265,7 +337,7 @@ class Layout:
 
     # --- the rules' output patterns (Snakemake wildcards in braces) ------------------------------------------
     def summary_pattern(self) -> str:
-        return f"{self.summaries}/{{dataset}}/T{{horizon}}/{{algo}}/{{key}}.npz"
+        return f"{self.results_dir}/{summary_rel(cell_key('{dataset}', '{horizon}', '{algo}'), '{key}')}"
 
     def prepared_pattern(self) -> str:
         return f"{self.prepared}/{{dataset}}/{{key}}.json"

@@ -80,23 +80,23 @@ CELL = dict(algo="rucb+alpha=0.51", code="c" * 16, data="d" * 16, horizon=1000, 
     ("horizon", 2000),
     ("base_seed", 8),
 ])
-def test_every_argument_of_a_cell_key_changes_it(part, other):
-    assert names.cell_key(**CELL) == names.cell_key(**CELL)
-    assert names.cell_key(**{**CELL, part: other}) != names.cell_key(**CELL)
+def test_every_argument_of_a_shards_key_changes_it(part, other):
+    assert names.shards_key(**CELL) == names.shards_key(**CELL)
+    assert names.shards_key(**{**CELL, part: other}) != names.shards_key(**CELL)
 
 
-def test_the_shard_format_and_every_part_of_the_numerics_stack_change_a_cell_key(monkeypatch):
-    base = names.cell_key(**CELL)
+def test_the_shard_format_and_every_part_of_the_numerics_stack_change_a_shards_key(monkeypatch):
+    base = names.shards_key(**CELL)
     with monkeypatch.context() as m:
         m.setattr(shardformat, "SHARD_FORMAT", shardformat.SHARD_FORMAT + 1)
-        assert names.cell_key(**CELL) != base
-    assert names.cell_key(**CELL) == base
+        assert names.shards_key(**CELL) != base
+    assert names.shards_key(**CELL) == base
     stack = names.numerics_stack()
     for part in ("numpy", "numba", "python"):
         with monkeypatch.context() as m:
             m.setattr(names, "numerics_stack", lambda part=part: {**stack, part: "0.0"})
-            assert names.cell_key(**CELL) != base, part
-    assert names.cell_key(**CELL) == base
+            assert names.shards_key(**CELL) != base, part
+    assert names.shards_key(**CELL) == base
 
 
 def test_the_numerics_stack_is_the_installed_numpy_numba_and_python_minor_version():
@@ -214,7 +214,33 @@ def test_every_cell_of_a_plan_has_its_own_key_and_folder(here):
     assert {c.split("/")[0] for c in plan.cell_runs} <= set(plan.names.data) and "sushi16" in plan.names.data
 
 
-def test_runs_change_the_summary_key_not_the_cell_key(here):
+def test_names_carry_each_cells_shards_key_and_the_parts_it_covers(here):
+    """Computed once by name_plan; published.json's records (and so verify, merge, compare) are read from them."""
+    from banditrepro.workflow import publish
+    from banditrepro.workflow.cells import split_key
+
+    plan = _plan()
+    assert set(plan.names.parts) == set(plan.names.shards) == set(plan.cell_runs)
+    for cell, parts in plan.names.parts.items():
+        dataset, horizon, algo = split_key(cell)
+        assert parts == names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
+                                         plan.config["base_seed"])
+        assert plan.names.shards[cell] == names.key_of_parts(parts) == plan.cell_names[cell]
+    records = publish.cell_records(plan)
+    assert all({k: rec[k] for k in names.PARTS} == plan.names.parts[c] and rec["key"] == plan.names.shards[c]
+               for c, rec in records.items())
+
+
+def test_a_cells_parts_are_computed_in_names_only():
+    import re
+
+    from tests.core.test_imports import modules
+
+    computing = [n for n, path in modules().items() if re.search(r"\bcell_parts\(", path.read_text())]
+    assert computing == ["banditrepro.workflow.names"], computing
+
+
+def test_runs_change_the_summary_key_not_the_shards_key(here):
     two, three = _plan(runs=2, max_runs=3), _plan(runs=3, max_runs=3)
     grown = {c for c in two.cell_runs if two.cell_runs[c] != three.cell_runs[c]}
     assert grown and len(grown) < len(two.cell_runs)  # some cells ask 3 runs already (a figure's runs: 3)

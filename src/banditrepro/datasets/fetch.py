@@ -16,14 +16,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.atomic import atomic_path
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from banditrepro.filehash import file_sha256
 
 
 def git_blob_of(path: Path) -> str:
@@ -36,7 +29,7 @@ def checksum_mismatch(path: Path, sha256: str | None = None, git_blob: str | Non
     """None if ``path`` matches its declared checksum, else "sha256 <actual> … expected <declared>"."""
     if not sha256 and not git_blob:
         return "no checksum declared"
-    for kind, expected, of in (("sha256", sha256, sha256_of), ("git blob", git_blob, git_blob_of)):
+    for kind, expected, of in (("sha256", sha256, file_sha256), ("git blob", git_blob, git_blob_of)):
         if expected:
             got = of(path)
             if got != expected:

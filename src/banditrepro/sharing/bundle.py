@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from banditrepro import ReproError
-from banditrepro.layout import KEY, shard_runs
+from banditrepro.filehash import file_sha256
+from banditrepro.layout import KEY, parse_cell, shard_runs, sidecar_of
 from banditrepro.sharing.crate import (  # noqa: F401 (the crate: sharing/crate.py; names tests read here)
     CRATE,
     PROFILES,
@@ -134,9 +135,7 @@ class Contents:
 
 
 def _hash(path: Path) -> tuple[int, str]:
-    """(size, sha256) of a file the bundle takes (names.file_sha256), or why it cannot."""
-    from banditrepro.workflow.names import file_sha256
-
+    """(size, sha256) of a file the bundle takes, or why it cannot."""
     try:
         return os.path.getsize(path), file_sha256(path)
     except FileNotFoundError:
@@ -160,12 +159,12 @@ def _published(results: Path) -> dict:
 
 def _cell_parts(cell: str, record) -> tuple[str, int, str]:
     """A cell of published.json as (dataset, horizon, algorithm), each a name, never a path; its keys hex."""
-    parts = cell.split("/")
+    parts = parse_cell(cell)
     keys = [record.get(k) for k in ("key", "summary", "data")] if isinstance(record, dict) else [None]
-    if not (len(parts) == 3 and NAME_PART.fullmatch(parts[0]) and re.fullmatch(r"T[1-9]\d*", parts[1])
-            and NAME_PART.fullmatch(parts[2]) and all(isinstance(k, str) and KEY.fullmatch(k) for k in keys)):
+    if not (parts and NAME_PART.fullmatch(parts[0]) and NAME_PART.fullmatch(parts[2])
+            and all(isinstance(k, str) and KEY.fullmatch(k) for k in keys)):
         raise ReproError(f"published.json: cell {cell!r} has a malformed name or record")
-    return parts[0], int(parts[1][1:]), parts[2]
+    return parts
 
 
 def _ran(catalog, dataset: str, lay) -> bool:
@@ -225,8 +224,9 @@ def collect(results, root, shards: bool = True) -> Contents:
             continue
         npz = Path(lay.summary(dataset, horizon, algo))
         out.summaries.append(out.add(f"results/{npz.relative_to(results).as_posix()}", npz).name)
-        if npz.with_suffix(".json").is_file():  # its measured times (a summary made before them has none)
-            out.add(f"{out.summaries[-1][:-4]}.json", npz.with_suffix(".json"))
+        side = Path(sidecar_of(str(npz)))
+        if side.is_file():  # its measured times (a summary made before them has none)
+            out.add(sidecar_of(out.summaries[-1]), side)
         if shards:
             out.shards += _cell_shards(out, results, Path(lay.cell_dir(dataset, horizon, algo)) / rec["key"])
     for dataset in sorted(names.data):
@@ -250,8 +250,8 @@ def _cell_shards(out: Contents, results: Path, folder: Path) -> list[str]:
         if shard_runs(name):
             rel = (folder / name).relative_to(results).as_posix()
             found.append(out.add(f"results/{rel}", folder / name).name)
-            if (folder / f"{name[:-4]}.json").is_file():
-                out.add(f"results/{rel[:-4]}.json", folder / f"{name[:-4]}.json")
+            if (folder / sidecar_of(name)).is_file():
+                out.add(f"results/{sidecar_of(rel)}", folder / sidecar_of(name))
     if not found:
         raise ReproError(f"{folder}: no shards (removed after summarising?): bundle with --no-shards, or run "
                          "snakemake to compute them again")

@@ -246,11 +246,12 @@ def paired(only_a: list[str], only_b: list[str]) -> dict[str, str]:
     the horizons, ``max_horizon``, names the same line's cell otherwise): compared as one, the line then says
     "horizon 100000 → 500" rather than listing two cells on one side each. Only where each side has exactly
     one such cell: a figure drawing a line at several horizons is left as it is, not guessed at."""
+    from banditrepro.layout import parse_cell
+
     def by_line(cells):
         out: dict[tuple, list] = {}
         for c in cells:
-            parts = c.split("/")
-            if len(parts) == 3:
+            if parts := parse_cell(c):
                 out.setdefault((parts[0], parts[2]), []).append(c)
         return out
 
@@ -259,8 +260,8 @@ def paired(only_a: list[str], only_b: list[str]) -> dict[str, str]:
 
 
 def drawn_cells(fig) -> list[str]:
-    """The cells a figure's panels draw, in panel and line order (workflow/cells.py names them)."""
-    from banditrepro.workflow.cells import cell_key
+    """The cells a figure's panels draw, in panel and line order (layout.cell_key names them)."""
+    from banditrepro.layout import cell_key
 
     cells = [cell_key(p.dataset, p.horizon, a.id) for p in fig.panels for a in p.algorithms]
     return list(dict.fromkeys(cells))

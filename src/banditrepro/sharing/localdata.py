@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.layout import SIDECAR_SUFFIX, arrays_of
 
 
 def local_data(plan, root, into: Path, datasets) -> tuple[dict, dict]:
@@ -131,13 +132,14 @@ def check_sidecars(c, local: dict, result) -> None:
     cannot be checked (one line for them all)."""
     import json
 
-    from banditrepro.workflow.cells import split_key
-    from banditrepro.workflow.names import file_sha256
+    from banditrepro.filehash import file_sha256
+    from banditrepro.layout import sidecar_of, split_key
 
     dataset, horizon, algo = split_key(c.cell)
     sha = file_sha256(local[dataset]) if c.byte else None
     for first, last, path in c.shards:
-        side, rel = path.with_suffix(".json"), shard_rel(path.with_suffix(".json"))
+        side = Path(sidecar_of(str(path)))
+        rel = results_rel(side)
         if not side.is_file():
             continue  # a shard without measured times (tolerated by the summary: NaN seconds)
         try:
@@ -157,10 +159,13 @@ def check_sidecars(c, local: dict, result) -> None:
                         "prepared sha256 are checked")
 
 
-def shard_rel(path) -> str:
-    """A shard's (or sidecar's) path under the results folder (``cells/<cell>/<key>/runs<a>-<b>.npz``)."""
+def results_rel(path) -> str:
+    """A shard's or summary's path (or its sidecar's) under its results folder (``cells/…``, ``summaries/…``)."""
     parts = Path(path).parts
-    return "/".join(parts[parts.index("cells"):]) if "cells" in parts else str(path)
+    for top in ("cells", "summaries"):
+        if top in parts:
+            return "/".join(parts[parts.index(top):])
+    return str(path)
 
 
 # --- every other file ------------------------------------------------------------------------------------
@@ -188,7 +193,7 @@ def inventory(src, result) -> None:
             continue
         why = next((w for prefix, w in WHY_NOT if path.startswith(prefix) or path == prefix.rstrip("/")),
                    "not a file verify knows")
-        if path.startswith("cells/") and path.endswith(".json") and _rel_npz(path) not in result.checked:
+        if path.startswith("cells/") and path.endswith(SIDECAR_SUFFIX) and arrays_of(path) not in result.checked:
             why = "the sidecar of a shard not checked"
         result.skip(path, why)
     groups: dict = {}
@@ -200,6 +205,3 @@ def inventory(src, result) -> None:
         else:
             result.lines.extend(f"not checked: {p} ({why})" for p in sorted(paths))
 
-
-def _rel_npz(path: str) -> str:
-    return path[:-5] + ".npz"

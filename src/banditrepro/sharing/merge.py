@@ -2,14 +2,15 @@
 results folder of this project, so that the next Snakemake run computes only what no source holds.
 
 1. *Ours or foreign.* A shard is ours when its folder carries the key this checkout's plan gives its cell
-   (``plan.cell_names``; the plan of ``--configfile``/``--config`` with ``results_dir`` the ``--into`` folder).
+   (``plan.names.shards``; the plan of ``--configfile``/``--config`` with ``results_dir`` the ``--into`` folder).
    Any other is foreign (other code, data, seed, format or numerics stack, or a cell this config does not draw):
    refused, one line each saying which part of its name differs where the source's published.json records it;
    with ``--keep-foreign`` stored untouched under its own name (for ``verify``), where this config never reads.
-2. *Every run held twice agrees.* A run in two places (two sources, or a source and the ``--into`` folder), in
-   whatever shards, must agree byte for byte: every per-run array's slice of that run (dtype and bytes) and the
-   shared arrays. Every shard is also checked against its name (its runs, horizon, base seed). On any
-   disagreement nothing is written and the lines name both places, the cell, the run and the array.
+2. *Every run held twice agrees* (banditrepro/sharing/agreement.py). A run in two places (two sources, or a
+   source and the ``--into`` folder), in whatever shards, must agree byte for byte: every per-run array's slice
+   of that run (dtype and bytes) and the shared arrays. Every shard is also checked against its name (its runs,
+   horizon, base seed). On any disagreement nothing is written and the lines name both places, the cell, the
+   run and the array.
 3. *All or nothing.* Every source is checked whole before anything else (sharing/sources.py: names, links,
    sizes, checksums, records, each shard's description against its path: a bad source is exit 2). A refused
    foreign shard (without ``--keep-foreign``) or a disagreement writes nothing (exit 1). Otherwise every shard
@@ -35,9 +36,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from banditrepro import ReproError
+from banditrepro.layout import shard_file, shard_rel, shard_runs, shards_rel, sidecar_of
+from banditrepro.sharing.agreement import check_runs
 
 RECEIVED = "received.json"
 
@@ -130,7 +131,7 @@ class Held:
 
     @property
     def rel(self) -> str:
-        return f"cells/{self.cell}/{self.key}/runs{self.first}-{self.last}.npz"
+        return shard_rel(self.cell, self.key, self.first, self.last)
 
 
 @dataclass
@@ -167,8 +168,8 @@ def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcom
         groups.setdefault((h.cell, h.key), []).append(h)
     foreign_cells = {(h.cell, h.key) for h in foreign}
     for (cell, key), held in sorted(groups.items()):
-        folder = into / "cells" / cell / key
-        here = [Held(f"the --into folder {into}", cell, key, a, b, folder / f"runs{a}-{b}.npz")
+        folder = into / shards_rel(cell, key)
+        here = [Held(f"the --into folder {into}", cell, key, a, b, folder / shard_file(a, b))
                 for a, b in stored_shards(folder)]
         seed = None if (cell, key) in foreign_cells else plan.config["base_seed"]
         for line in check_runs(cell, [*here, *held], seed):
@@ -196,8 +197,6 @@ def _describes(plan) -> dict:
 
 def stored_shards(folder: Path) -> list[tuple[int, int]]:
     """(first, last) of every shard file in ``folder``, sorted (each file, not only the longest at a start)."""
-    from banditrepro.layout import shard_runs
-
     try:
         found = [shard_runs(p.name) for p in folder.iterdir()]
     except OSError:  # no folder yet
@@ -208,9 +207,6 @@ def stored_shards(folder: Path) -> list[tuple[int, int]]:
 def why_foreign(cell: str, key: str, plan, src) -> str:
     """Why a shard's name is not the one this config gives its cell: the parts that differ, where the source's
     published.json records the cell under that key."""
-    from banditrepro.workflow import digests, names
-    from banditrepro.workflow.cells import split_key
-
     ours = plan.cell_names.get(cell)
     if ours is None:
         return "its cell is not one of this config's (other papers, challengers or horizons)"
@@ -218,8 +214,7 @@ def why_foreign(cell: str, key: str, plan, src) -> str:
     if not isinstance(rec, dict) or rec.get("key") != key or _key_of(rec) != key:
         return (f"its name ({key}) is not this config's ({ours}) and {src.given} records no parts for it (a "
                 "folder computed with first_run, or left from other code or config)")
-    dataset, horizon, algo = split_key(cell)
-    parts = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon, plan.config["base_seed"])
+    parts = plan.names.parts[cell]
     differs = [k for k in parts if rec.get(k) != parts[k]]
     shown = "; ".join(f"{k} {_part(k, rec.get(k), parts[k])}" for k in differs)
     return f"its name covers other {', '.join(differs)} than this config's ({shown})"
@@ -241,79 +236,6 @@ def _part(name: str, theirs, ours) -> str:
     if isinstance(theirs, str) and isinstance(ours, str) and len(theirs) > 16:
         return f"{theirs[:12]}… here {ours[:12]}…"
     return f"{theirs} here {ours}"
-
-
-# --- every run held twice agrees ---------------------------------------------------------------------------
-
-
-def check_runs(cell: str, held: list, base_seed: int | None) -> list[str]:
-    """Lines for a cell's runs that two of ``held`` hold otherwise (the first differing run and array of each
-    pair of places), and for a shard that does not hold what its name says; [] when all agree."""
-    from banditrepro.cell import load_runs
-    from banditrepro.workflow.cells import split_key
-
-    horizon = split_key(cell)[1]
-    first_of: dict = {}  # run -> (Held, block, index) of the first place holding it
-    lines, pairs = [], set()
-    for h in held:
-        try:
-            block = load_runs(h.path)
-        except ReproError as exc:
-            raise ReproError(f"{h.origin}: {exc}; nothing merged") from None
-        runs = [int(r) for r in np.asarray(block["run"])]
-        wrong = _against_name(block, runs, h, horizon, base_seed)
-        if wrong:
-            lines.append(f"disagree: {h.rel} of {h.origin} does not hold what its name says ({wrong})")
-            continue
-        for i, r in enumerate(runs):
-            if r not in first_of:
-                first_of[r] = (h, block, i)
-                continue
-            other, ob, oi = first_of[r]
-            if (other.origin, h.origin) in pairs:
-                continue
-            diff = run_difference(ob, oi, block, i)
-            if diff:
-                pairs.add((other.origin, h.origin))
-                lines.append(f"disagree: {cell} run {r}, {diff[0]}: {other.origin} holds {diff[1]} "
-                             f"({other.rel}), {h.origin} holds {diff[2]} ({h.rel})")
-    return lines
-
-
-def _against_name(block: dict, runs: list, h: Held, horizon: int, base_seed: int | None) -> str | None:
-    if runs != list(range(h.first, h.last + 1)):
-        return f"runs {runs[:3]}{'…' if len(runs) > 3 else ''}"
-    if int(block["horizon"]) != horizon:
-        return f"horizon {block['horizon']}"
-    if base_seed is not None and int(block["base_seed"]) != base_seed:
-        return f"base seed {block['base_seed']}, this config's {base_seed}"
-    return None
-
-
-def run_difference(a: dict, i: int, b: dict, j: int) -> tuple[str, str, str] | None:
-    """(array, value in a, value in b) of the first array in which run ``i`` of block ``a`` and run ``j`` of
-    block ``b`` differ in dtype, shape or bytes (the shared arrays, then the per-run arrays' slices), or None."""
-    from banditrepro.cell import SHARED_KEYS
-
-    if sorted(a) != sorted(b):
-        return "arrays", str(sorted(set(a) - set(b))), str(sorted(set(b) - set(a)))
-    for k in sorted(a, key=lambda k: (k not in SHARED_KEYS, k)):
-        x, y = (np.asarray(a[k]), np.asarray(b[k])) if k in SHARED_KEYS else (np.asarray(a[k])[i], np.asarray(b[k])[j])
-        if x.dtype != y.dtype or x.shape != y.shape:
-            return k, f"{x.dtype}{list(x.shape)}", f"{y.dtype}{list(y.shape)}"
-        if x.tobytes() != y.tobytes():
-            return (k, *_first_value(x, y))
-    return None
-
-
-def _first_value(x: np.ndarray, y: np.ndarray) -> tuple[str, str]:
-    from banditrepro.sharing.differences import value
-
-    if x.ndim == 0:
-        return value(x), value(y)
-    n = next(n for n in range(x.size) if x.flat[n].tobytes() != y.flat[n].tobytes())
-    where = list(np.unravel_index(n, x.shape))
-    return f"{value(x.flat[n])} at {where}", f"{value(y.flat[n])} at {where}"
 
 
 # --- copying -----------------------------------------------------------------------------------------------
@@ -358,7 +280,7 @@ def _stage(sources: list, chosen: list, foreign: set, into: Path, staging: Path,
                 present += 1
                 continue
             side = src.sidecar(src_shard(h))
-            pairs = ([(side, h.rel[:-4] + ".json")] if side is not None else []) + [(h.path, h.rel)]
+            pairs = ([(side, sidecar_of(h.rel))] if side is not None else []) + [(h.path, h.rel)]
             for path, rel in pairs:
                 write_bytes(staging / rel, src.read_bytes(path), durable=True, sync_dir=False)
                 moves.append((staging / rel, into / rel))

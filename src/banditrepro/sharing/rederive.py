@@ -22,6 +22,7 @@ import csv
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.layout import sidecar_of, split_key, summary_rel
 from banditrepro.sharing.differences import npz_difference, text_difference
 from banditrepro.sharing.localdata import copy_into
 
@@ -57,7 +58,6 @@ def rederive(plan, src, cells, data: Path, scratch: Path, result) -> None:
     from banditrepro.figures import write_table
     from banditrepro.report import build_report, build_reproduction
     from banditrepro.workflow import digests, names
-    from banditrepro.workflow.cells import split_key
     from banditrepro.workflow.plan import build_plan
 
     results = scratch / "results"
@@ -82,13 +82,13 @@ def rederive(plan, src, cells, data: Path, scratch: Path, result) -> None:
         write_summary([p for *_, p in c.shards], out, runs)
         # the name this checkout gives a summary of the shards' folder: byte-equal due whatever named the shards
         key = names.summary_key(c.key, runs, summary_code)
-        theirs = src.results / "summaries" / c.cell / f"{key}.npz"
         tolerance = None
-        if not theirs.is_file() and c.trusted_record and recorded[c.cell].get("summary"):
+        if not (src.results / summary_rel(c.cell, key)).is_file() and c.trusted_record \
+                and recorded[c.cell].get("summary"):
             # named by other summary code: found by the source's record, compared within the tolerance
-            key, tolerance = str(recorded[c.cell]["summary"]), result.tolerance
-            theirs = src.results / "summaries" / c.cell / f"{Path(key).name}.npz"
-        rel = f"summaries/{c.cell}/{theirs.name}"
+            key, tolerance = Path(str(recorded[c.cell]["summary"])).name, result.tolerance
+        rel = summary_rel(c.cell, key)
+        theirs = src.results / rel
         if not theirs.is_file():
             result.mismatch(f"{rel}: missing")
             continue
@@ -99,11 +99,11 @@ def rederive(plan, src, cells, data: Path, scratch: Path, result) -> None:
             continue
         result.summaries += 1
         result.checked.add(rel)
-        side = theirs.with_suffix(".json")
-        if side.is_file() and side.read_bytes() == out.with_suffix(".json").read_bytes():
-            result.checked.add(rel[:-4] + ".json")
+        side = src.results / sidecar_of(rel)
+        if side.is_file() and side.read_bytes() == Path(sidecar_of(str(out))).read_bytes():
+            result.checked.add(sidecar_of(rel))
         elif side.is_file():
-            result.mismatch(f"{rel[:-4]}.json: not what its shards' sidecars give")
+            result.mismatch(f"{sidecar_of(rel)}: not what its shards' sidecars give")
     if any(m.startswith(("cells/", "summaries/")) and "missing" in m for m in result.mismatches):
         result.note("note: tables, claims, leaderboards and reports not re-derived: summaries are missing")
         return

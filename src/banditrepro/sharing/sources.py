@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from banditrepro.filehash import file_sha256
+from banditrepro.layout import parse_shard_rel, shard_rel, sidecar_of
 from banditrepro.sharing.received import (
     BUNDLE_SUFFIXES,
     MAX_MEMBER_BYTES,
@@ -26,10 +28,9 @@ from banditrepro.sharing.received import (
     check_published,
     check_shard,
     read_record,
-    shard_of,
-    unpack_bundle,
     walk_folder,
 )
+from banditrepro.sharing.unpack import unpack_bundle
 
 __all__ = ["BUNDLE_SUFFIXES", "BadSource", "Source", "StoredShard", "is_bundle", "open_source", "published_record"]
 
@@ -37,15 +38,15 @@ __all__ = ["BUNDLE_SUFFIXES", "BadSource", "Source", "StoredShard", "is_bundle",
 @dataclass(frozen=True)
 class StoredShard:
     cell: str  # <dataset>/T<horizon>/<algo>
-    key: str  # the cell key its folder carries (names.cell_key of the machine that computed it)
+    key: str  # the shards' key its folder carries (names.shards_key of the machine that computed it)
     first: int
     last: int
     path: Path
 
     @property
     def rel(self) -> str:
-        """Its path under the results folder (``cells/<cell>/<key>/runs<a>-<b>.npz``)."""
-        return f"cells/{self.cell}/{self.key}/runs{self.first}-{self.last}.npz"
+        """Its path under the results folder (layout.shard_rel)."""
+        return shard_rel(self.cell, self.key, self.first, self.last)
 
 
 @dataclass
@@ -74,12 +75,12 @@ class Source:
 
     def shards(self) -> list[StoredShard]:
         """Every shard file under ``cells/`` (any key), sorted by cell, key and first run."""
-        out = [StoredShard(*found, self.results / rel) for rel in self.files if (found := shard_of(rel))]
+        out = [StoredShard(*found, self.results / rel) for rel in self.files if (found := parse_shard_rel(rel))]
         return sorted(out, key=lambda s: (s.cell, s.key, s.first, s.last))
 
     def sidecar(self, shard: StoredShard) -> Path | None:
         """A shard's ``.json`` sidecar if the source holds one."""
-        rel = shard.rel[:-4] + ".json"
+        rel = sidecar_of(shard.rel)
         return self.results / rel if rel in self.files else None
 
     def read_bytes(self, path) -> bytes:
@@ -155,8 +156,6 @@ def open_source(path, data_dir="data"):
     if is_bundle(p):
         if not p.is_file():
             raise BadSource(f"{given}: no such bundle")
-        from banditrepro.workflow.names import file_sha256
-
         sha = file_sha256(p)
         with tempfile.TemporaryDirectory(prefix="banditrepro-bundle-") as tmp:
             members = unpack_bundle(p, Path(tmp), given)

@@ -10,6 +10,7 @@ it, to build the plan this checkout makes of that config; everything else is che
    Whether the bytes must agree is decided by this checkout's own names: where a shard's folder carries the key
    this checkout gives its cell, byte for byte; elsewhere every array is compared within a stated tolerance,
    and the source's published.json record explains why only if its key is the key of its recorded parts.
+   The draw and the recomputation: banditrepro/sharing/recompute.py.
 2. Everything after the shards is re-derived (banditrepro/sharing/rederive.py) and compared; every published
    file is compared with its store entry.
 3. Every other file of the source is named on a ``not checked: <path> (<why>)`` line; the last line says
@@ -28,27 +29,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from banditrepro import ReproError
-from banditrepro.sharing.differences import first_difference
+from banditrepro.layout import shard_file, shards_rel, split_key
+from banditrepro.sharing.localdata import results_rel
+from banditrepro.sharing.recompute import CURVE_TOLERANCE, TOLERANCE, check_shards
+from banditrepro.workflow.names import PARTS  # a record's parts: what its key must be the key of
 
-# Relative tolerance on float64 values (final_*, half_*, instance fields) where this checkout names a shard's
-# folder otherwise than the shard's path does (another numerics stack or code). The same random streams through
-# another compiler or numpy differ only by rounding: float64 sums of up to 10^6 per-step terms, each off by an ulp
-# at most, move a value by ~T x 2^-53 ~ 1e-10 relative; 1e-9 leaves a factor 10 of margin. A changed random stream
-# or algorithm changes a final value by percent (a run's regret is a random sum of O(sqrt T) spread): the verdict
-# flips for an edit of more than 1e-9 relative, 10^7 times less than what a changed stream does.
-TOLERANCE = 1e-9
-# Relative tolerance on the float32 curves: each side rounds a float64 value within 1e-9 of the other's to float32,
-# so honest curves may differ by one float32 ulp (2^-24 to 2^-23 relative); 2^-22 allows that ulp with a factor 2
-# of margin. An edit of more than 2.4e-7 relative flips the verdict. Integers, booleans and strings (n_batches,
-# run indices, names) must agree exactly.
-CURVE_TOLERANCE = 2.0 ** -22
 ALTERED = 0.01  # the fraction of altered shards the sample's power is stated for
 RECORD = "verification.json"
-# a record's parts, as names.cell_parts gives them: what its key must be the key of
-PARTS = ("algorithm", "code", "data", "horizon", "base_seed", "format", "stack")
 
 
 def add_arguments(p) -> None:
@@ -147,8 +135,8 @@ class Result:
             load_runs(path)
             return True
         except ReproError as exc:
-            if _rel(path) not in self.reported:
-                self.mismatch(f"{_rel(path)}: cannot be read ({exc})")
+            if results_rel(path) not in self.reported:
+                self.mismatch(f"{results_rel(path)}: cannot be read ({exc})")
             return False
 
     def pass_probability(self) -> float:
@@ -244,7 +232,7 @@ def verify(src, root, sample: int | None, seed: int, jobs: int) -> Result:
         _status_view(plan, src, data)
         compare_shipped(src, plan, local, result)
         cells = _cells(plan, src, result, unrun, absent)
-        _check_shards(plan, cells, local, sample, seed, jobs, scratch / "recomputed", result)
+        check_shards(plan, cells, local, sample, seed, jobs, scratch / "recomputed", result)
         rederive(plan, src, cells, data, scratch, result)
     inventory(src, result)
     return result
@@ -298,8 +286,6 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
     """Every cell of the plan with the source's shards that hold its runs: those under the key this checkout gives
     the cell (bytes must agree), else those of the folder the source's record names or of its only folder
     (tolerance). A cell whose runs are not all stored is a mismatch."""
-    from banditrepro.workflow import digests, names
-    from banditrepro.workflow.cells import split_key
     from banditrepro.workflow.plan import plan_shards
 
     recorded = src.cells
@@ -309,26 +295,25 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
         result.checked.add("published.json")
     out, folders_of = [], _key_folders(src)
     for cell in sorted(plan.cell_names):
-        dataset, horizon, algo = split_key(cell)
+        dataset = split_key(cell)[0]
         if dataset in unrun:
             continue
         folders = folders_of.get(cell, {})
         if dataset in absent:
             for key in folders:
-                result.skip(f"cells/{cell}/{key}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
+                result.skip(f"{shards_rel(cell, key)}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
             continue
         ours, rec = plan.cell_names[cell], recorded.get(cell) if isinstance(recorded.get(cell), dict) else {}
         if ours in folders:
             key, byte, why = ours, True, ""
         elif rec.get("key") in folders or len(folders) == 1:
             key, byte = (rec["key"] if rec.get("key") in folders else next(iter(folders))), False
-            mine = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
-                                    plan.config["base_seed"])
+            mine = plan.names.parts[cell]
             differ = [k for k in PARTS if rec.get(k) != mine[k]]
             why = (f"{', '.join(differ)} differ (published.json)" if trusted.get(cell) and rec.get("key") == key
                    and differ else "nothing trusted says why")
         else:
-            result.mismatch(f"cells/{cell}/{ours}: no shard stored under this checkout's name"
+            result.mismatch(f"{shards_rel(cell, ours)}: no shard stored under this checkout's name"
                             + (f" ({len(folders)} other folders, none the record names)" if folders else ""))
             continue
         runs = plan.cell_runs[cell]
@@ -336,10 +321,10 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
         held = [(a, b) for a, b in plan_shards(runs, runs, existing) if existing.get(a) == b]
         covered = held[-1][1] + 1 if held else 0
         if covered < runs:
-            result.mismatch(f"cells/{cell}/{key}: holds runs 0-{covered - 1} of 0-{runs - 1}")
-        folder = src.results / "cells" / cell / key
+            result.mismatch(f"{shards_rel(cell, key)}: holds runs 0-{covered - 1} of 0-{runs - 1}")
+        folder = src.results / shards_rel(cell, key)
         out.append(CellCheck(cell, key, byte, why, bool(trusted.get(cell)) and rec.get("key") == key,
-                             tuple((a, b, folder / f"runs{a}-{b}.npz") for a, b in held)))
+                             tuple((a, b, folder / shard_file(a, b)) for a, b in held)))
     other = [c for c in out if not c.byte]
     if other:
         whys = sorted({c.why for c in other})
@@ -358,83 +343,3 @@ def unavailable_datasets(plan, src) -> set[str]:
     return {dataset for dataset in plan.optional_datasets() if not src.probe(dataset).available}
 
 
-def choose(shards: list, n: int | None, seed: int) -> list:
-    """``n`` of ``shards`` (None: all) drawn uniformly without replacement, in their listed order: every set of
-    ``n`` equally likely, so that ``pass_probability`` holds wherever the altered shards lie. ``seed`` keys the
-    stream (SeedSequence), so the same seed draws the same shards from the same list."""
-    if n is None or n >= len(shards):
-        return list(shards)
-    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([int(seed), 0x5E1F])))
-    return [shards[i] for i in sorted(rng.choice(len(shards), size=n, replace=False))]
-
-
-def _check_shards(plan, cells, local: dict, sample, seed, jobs, scratch: Path, result: Result) -> None:
-    from banditrepro.sharing.localdata import check_sidecars
-    from banditrepro.workflow.cells import split_key
-
-    pool = [(c, first, last, path) for c in cells for first, last, path in c.shards]
-    result.shards_total = len(pool)
-    for c in cells:
-        check_sidecars(c, local, result)
-    chosen = choose(pool, sample, seed)
-    result.sampled = [_rel(path) for *_, path in chosen]
-    tasks = []
-    for c, first, last, path in chosen:
-        dataset, horizon, algo = split_key(c.cell)
-        out = scratch / c.cell / c.key / path.name
-        tasks.append((algo, str(local[dataset]), horizon, first, last, int(plan.config["base_seed"]), str(out)))
-    for (c, _first, _last, path), out in zip(chosen, _recompute_all(tasks, jobs)):
-        rel = _rel(path)
-        if not result.readable(path):
-            continue
-        if not c.byte:
-            diff = first_difference(path, out, rtol=TOLERANCE, rtol32=CURVE_TOLERANCE)
-            if diff is None:
-                result.within_tolerance += 1
-                result.checked.add(rel)
-            else:
-                result.mismatch(f"{rel}: {diff} (named otherwise here: {c.why}; tolerance {TOLERANCE:g}, curves "
-                                f"{CURVE_TOLERANCE:.2g})")
-        elif Path(path).read_bytes() == Path(out).read_bytes():
-            result.identical += 1
-            result.checked.add(rel)
-        else:
-            result.mismatch(f"{rel}: {first_difference(path, out) or 'bytes differ'}")
-    # a shard not drawn is read into its summary (re-derived equal), not recomputed: the last line says what the
-    # sample proves of them, so none is listed as "not checked"
-    result.checked.update(_rel(p) for *_, p in pool)
-
-
-def _rel(path) -> str:
-    parts = Path(path).parts
-    for top in ("cells", "summaries"):
-        if top in parts:
-            return "/".join(parts[parts.index(top):])
-    return str(path)
-
-
-def _recompute(task) -> str:
-    """One shard from its name's parts, in a fresh process (a process of its own: nothing cached in the
-    verifier's, nothing shared with another shard but the kernels' compiled cache)."""
-    from banditrepro.cell import simulate_shard
-
-    algo, prepared, horizon, first, last, base_seed, out = task
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    simulate_shard(algo, prepared, horizon, first, last, base_seed, out)
-    return out
-
-
-def _recompute_all(tasks: list, jobs: int) -> list[str]:
-    if not tasks:
-        return []
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx, max_tasks_per_child=1) as ex:
-        try:
-            return list(ex.map(_recompute, tasks))
-        except ReproError:
-            raise
-        except Exception as exc:  # a kernel that fails here: name it, one line
-            raise ReproError(f"recomputing a shard failed: {type(exc).__name__}: {exc}") from None

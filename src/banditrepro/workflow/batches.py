@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from banditrepro import ReproError
+from banditrepro.filehash import file_sha256
+from banditrepro.layout import shard_file
 from banditrepro.workflow.cells import split_key
-from banditrepro.workflow.names import file_sha256
 
 # A batch's SLURM time limit: the estimate (jobsize: ns/step medians, right within a factor of a few) times
 # SAFETY, plus START_MINUTES for the node's two Snakemake start-ups, the kernels' numba cache loads and a
@@ -142,12 +143,12 @@ def read_spec(path, name: str, missing_ok: bool = False) -> Batch | None:
 
 
 def _paths_of(paths, shards) -> bool:
-    """Whether ``paths`` are the paths of ``shards``, one each (``.../<cell>/<cell key>/runs<a>-<b>.npz``)."""
+    """Whether ``paths`` are the paths of ``shards``, one each (``.../<cell>/<shards key>/<shard file>``)."""
     if len(paths) != len(shards):
         return False
     for p, (cell, first, last) in zip(paths, shards):
         folder, _, file = str(p).rpartition("/")
-        if file != f"runs{first}-{last}.npz" or not f"/{folder.rpartition('/')[0]}".endswith(f"/{cell}"):
+        if file != shard_file(first, last) or not f"/{folder.rpartition('/')[0]}".endswith(f"/{cell}"):
             return False
     return True
 

@@ -1,15 +1,11 @@
-"""A cell's key, ``<dataset>/T<horizon>/<algorithm id>``, and its parts: spelled here once for the workflow."""
+"""A cell's key, ``<dataset>/T<horizon>/<algorithm id>``, and its parts, for the workflow (spelled and parsed in
+banditrepro/layout.py, beside the paths it names)."""
 
 from __future__ import annotations
 
+from banditrepro.layout import cell_key, split_key
 
-def cell_key(dataset: str, horizon: int, algo: str) -> str:
-    return f"{dataset}/T{horizon}/{algo}"
-
-
-def split_key(key: str) -> tuple[str, int, str]:
-    dataset, horizon, algo = key.split("/")
-    return dataset, int(horizon[1:]), algo
+__all__ = ["algorithm_of", "cell_key", "dataset_of", "kernel_name", "kernel_of", "split_key"]
 
 
 def dataset_of(key: str) -> str:

@@ -41,14 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from banditrepro import ReproError
+from banditrepro.layout import SHARD_STEM, SHARD_SUFFIX, SIDECAR_SUFFIX, sidecar_of
 from banditrepro.workflow.batches import NAME_PATTERN
 
 # what the workflow writes in a cell's folder: shards (run<k>: the per-run files of before session 6) and
 # their sidecars; in the old layout also the retired shard leases' claims, their stale copies and probes
-SHARD_FILE = re.compile(r"(?:runs\d+-\d+|run\d+)\.(?:npz|json)")
-_CLAIM = r"runs\d+-\d+\.npz\.claim(?:\.(?:stale|now)-[^/]+)?"
+_SUFFIXES = rf"(?:{re.escape(SHARD_SUFFIX)}|{re.escape(SIDECAR_SUFFIX)})"
+SHARD_FILE = re.compile(rf"(?:{SHARD_STEM.pattern}|run\d+){_SUFFIXES}")
+_CLAIM = rf"{SHARD_STEM.pattern}{re.escape(SHARD_SUFFIX)}\.claim(?:\.(?:stale|now)-[^/]+)?"
 CELL_FILE = re.compile(rf"{SHARD_FILE.pattern}|{_CLAIM}")
-COMPUTED = re.compile(r"runs\d+-\d+\.(?:npz|json)")  # a shard and its sidecar (what --shards deletes)
+COMPUTED = re.compile(rf"{SHARD_STEM.pattern}{_SUFFIXES}")  # a shard and its sidecar (what --shards deletes)
 BATCH_FILE = re.compile(rf"{NAME_PATTERN}\.(?:json|done)")
 PART = re.compile(r"\.(.+)\.\w+\.part")  # an interrupted atomic write of <name> (banditrepro/atomic.py)
 FIGURE_SUFFIXES = ("png", "pdf", "csv", "md", "tex")
@@ -82,7 +84,7 @@ def _cell_file(rel: PurePath) -> bool:
 
 def _summary_file(rel: PurePath) -> bool:
     name = _written_name(rel.name)
-    return name.endswith((".npz", ".json")) and not name.startswith(".")  # a summary and its sidecar
+    return name.endswith((SHARD_SUFFIX, SIDECAR_SUFFIX)) and not name.startswith(".")  # a summary, its sidecar
 
 
 def _batch_file(rel: PurePath) -> bool:
@@ -271,7 +273,7 @@ def current_shards(plan, algo: str | None) -> Recompute:
 
 
 def _with_sidecar(summary: str) -> tuple[str, str]:
-    return summary, str(Path(summary).with_suffix(".json"))
+    return summary, sidecar_of(summary)
 
 
 def remove_recompute(todo: Recompute) -> None:
@@ -291,7 +293,7 @@ def shards_report(todo: Recompute, removed: bool, algo: str | None) -> str:
     which = f"algorithm {algo}" if algo else "every algorithm"
     if not todo.cells:
         return f"nothing to clean: no shard of {'algorithm ' + algo if algo else 'this config'} is computed yet"
-    shards = sum(p.suffix == ".npz" for p in todo.shards)
+    shards = sum(p.name.endswith(SHARD_SUFFIX) for p in todo.shards)
     entries = len({os.path.dirname(f) for f in todo.figures})
     fed = (f"{_count(len(todo.summaries), 'summary', 'summaries')} and "
            f"{_count(entries, 'figure')}' store entries that read them, "

@@ -37,6 +37,7 @@ import re
 from pathlib import Path
 
 from banditrepro import jobsize
+from banditrepro.layout import SHARD_STEM, SIDECAR_SUFFIX
 
 REFERENCE = Path(__file__).with_name("kernel_costs.csv")
 CALIBRATE = "python benchmarks/calibrate_costs.py RESULTS_DIR"  # what regenerates REFERENCE
@@ -79,7 +80,7 @@ def _kernel_totals(sidecars, algo: str, dataset: str, horizon: int) -> tuple[flo
     return total, n
 
 
-SIDECAR = re.compile(r"runs\d+-\d+\.json")
+SIDECAR = re.compile(SHARD_STEM.pattern + re.escape(SIDECAR_SUFFIX))
 
 
 def cell_sidecars(folder) -> list[str]:

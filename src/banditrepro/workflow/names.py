@@ -9,7 +9,7 @@ the bytes of a user's own matrix file and the probe of an optional dataset (both
                sha256, the preparation code's closure             -> data/prepared/<dataset>/<data>.json
     cell       algorithm id, cell code (kernel closure + cell.py), data key, horizon, base seed, shard
                format, numerics stack                             -> <results>/cells/.../<cell>/runs<a>-<b>.npz
-    summary    cell key, runs kept, the summary code              -> <results>/summaries/.../<summary>.npz
+    summary    shards key, runs kept, the summary code            -> <results>/summaries/.../<summary>.npz
     figure     its manifest entry and drawing code, the names of the summaries and prepared files it draws,
                an optional dataset's probe, the drawing stack     -> <results>/store/figures/<paper>/<id>/<key>/
     claims     the claim entries and tests, the figures' keys, the drawing stack
@@ -33,9 +33,10 @@ import platform
 from pathlib import Path
 
 from banditrepro import closure
+from banditrepro.filehash import file_sha256
+from banditrepro.layout import KEY_CHARS, split_key
 from banditrepro.workflow import digests
 
-KEY_CHARS = 16  # of every name: 64 bits; a results folder holds thousands of names, not billions
 # What preparation runs (cli.py prepare): the catalog's derivations and the instance checks; an edit gives every
 # dataset a new name, so its prepared file and every shard drawn from it are made anew
 PREPARE_CODE = ("banditrepro.datasets.catalog", "banditrepro.datasets.derive", "banditrepro.instances")
@@ -85,14 +86,6 @@ def drawing_stack() -> dict:
     return {d: version(d) for d in DRAWING}
 
 
-def file_sha256(path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 @functools.cache
 def prepare_code() -> str:
     return digests.source_digest(PREPARE_CODE)
@@ -133,9 +126,13 @@ def _user_file_sha(dataset: str, path: Path) -> str:
         raise ReproError(f"dataset {dataset!r}: cannot read {path} ({exc.strerror or exc}); run again") from None
 
 
+# what a cell's shards' key covers, part by part, as ``cell_parts`` gives them and published.json records them
+PARTS = ("algorithm", "code", "data", "horizon", "base_seed", "format", "stack")
+
+
 def cell_parts(algo: str, code: str, data: str, horizon: int, base_seed: int) -> dict:
-    """What a cell's shards' name covers, part by part (published.json records them, so that verify, merge and
-    compare can say which part differs between two machines)."""
+    """What a cell's shards' name covers, part by part (``PARTS``; published.json records them, so that verify,
+    merge and compare can say which part differs between two machines)."""
     from banditrepro.shardformat import SHARD_FORMAT
 
     return {"algorithm": algo, "code": code, "data": data, "horizon": int(horizon), "base_seed": int(base_seed),
@@ -143,12 +140,11 @@ def cell_parts(algo: str, code: str, data: str, horizon: int, base_seed: int) ->
 
 
 def key_of_parts(parts: dict) -> str:
-    """The cell key of ``cell_parts``' record (also of one read back from another machine's published.json)."""
-    return key("cell", parts["algorithm"], parts["code"], parts["data"], parts["horizon"], parts["base_seed"],
-               parts["format"], parts["stack"])
+    """The shards' key of ``cell_parts``' record (also of one read back from another machine's published.json)."""
+    return key("cell", *(parts[p] for p in PARTS))
 
 
-def cell_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
+def shards_key(algo: str, code: str, data: str, horizon: int, base_seed: int) -> str:
     """A cell's shards' folder: everything a run's bytes depend on but the run index (in the shard's name)."""
     return key_of_parts(cell_parts(algo, code, data, horizon, base_seed))
 
@@ -168,9 +164,8 @@ def probe_state(path) -> str:
 
 
 def name_plan(plan) -> None:
-    """Every name of ``plan`` (``plan.names``, ``plan.cell_names``), from its config, catalog and figures."""
-    from banditrepro.workflow.cells import split_key
-
+    """Every name of ``plan`` (``plan.names``), from its config, catalog and figures: each cell's shards' key
+    with the parts it covers (what publishing, verify, merge and compare read), every other key."""
     cfg, cat, n = plan.config, plan.catalog, plan.names
     # every dataset of the catalog, not only those a figure draws: `snakemake <its prepared file>` prepares any
     for d in sorted(cat.datasets):
@@ -178,8 +173,9 @@ def name_plan(plan) -> None:
     summary_code = digests.summary_code()
     for cell, runs in plan.cell_runs.items():
         dataset, horizon, algo = split_key(cell)
-        plan.cell_names[cell] = cell_key(algo, digests.cell_code(algo), n.data[dataset], horizon, cfg["base_seed"])
-        n.summary[(dataset, horizon, algo)] = summary_key(plan.cell_names[cell], runs, summary_code)
+        n.parts[cell] = cell_parts(algo, digests.cell_code(algo), n.data[dataset], horizon, cfg["base_seed"])
+        n.shards[cell] = key_of_parts(n.parts[cell])
+        n.summary[(dataset, horizon, algo)] = summary_key(n.shards[cell], runs, summary_code)
     name_outputs(plan)
 
 

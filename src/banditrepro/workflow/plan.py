@@ -7,7 +7,7 @@ are missing. It reads no file's content but a user's matrix file and an optional
 names) and lists the cells' folders; it writes and deletes nothing, so a dry run is read-only.
 
 Shards. A cell's runs are stored in shards, one file holding runs first..last
-(``<cell>/<cell key>/runs<first>-<last>.npz``; the key covers everything the runs' bytes depend on but the run
+(``<cell>/<shards key>/runs<first>-<last>.npz``; the key covers everything the runs' bytes depend on but the run
 index, so a change of code, data, seed, format or stack makes new files and never rewrites old ones). A cell's
 shards hold its runs 0..n-1: the shards that exist, followed from run 0 (one listing of the cell's folder),
 then new shards of ``k`` runs (``runs_per_shard``; ``auto`` sizes k from the horizon and the kernel's ns/step,
@@ -32,8 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from banditrepro import ReproError, jobsize
-from banditrepro.layout import SHARD_FILE as SHARD_NAME  # noqa: F401 (the shard name, parsed in layout.py)
-from banditrepro.layout import Layout, Names, shard_runs
+from banditrepro.layout import Layout, Names, shard_rel, shard_runs
 from banditrepro.workflow import batches as batching
 from banditrepro.workflow import names
 from banditrepro.workflow.cells import algorithm_of, cell_key, dataset_of, kernel_of, split_key  # noqa: F401
@@ -84,7 +83,6 @@ class Plan:
     figures: list
     cell_runs: dict[str, int]  # cell key -> runs
     names: Names = field(default_factory=Names)
-    cell_names: dict[str, str] = field(default_factory=dict)  # cell key -> its shards' key (names.cell_key)
     cell_shards: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # cell key -> its shards
     missing: set = field(default_factory=set)  # (cell, first, last) of the shards not on disk at parse time
     batches: list = field(default_factory=list)  # batches.Batch: the missing shards, packed
@@ -94,6 +92,10 @@ class Plan:
     @property
     def store(self) -> Layout:
         return self.layout.stored()
+
+    @property
+    def cell_names(self) -> dict[str, str]:  # cell key -> its shards' key (names.shards_key): Names holds them
+        return self.names.shards
 
     @property
     def cluster(self) -> bool:
@@ -118,12 +120,11 @@ class Plan:
         return os.path.relpath(self.root / p)
 
     def shard(self, cell: str, first: int, last: int) -> str:
-        dataset, horizon, algo = split_key(cell)
-        return self.layout.shard(dataset, horizon, algo, self.cell_names[cell], first, last)
+        return self.layout.shard(*split_key(cell), self.cell_names[cell], first, last)
 
     def shard_id(self, cell: str, first: int, last: int) -> str:
         """A shard's path under the results folder: its name, which names its batch."""
-        return self.shard(cell, first, last)[len(self.layout.results_dir) + 1:]
+        return shard_rel(cell, self.cell_names[cell], first, last)
 
     def cell_folder(self, cell: str) -> str:
         return f"{self.layout.cell_dir(*split_key(cell))}/{self.cell_names[cell]}"

@@ -54,20 +54,15 @@ def pairs(plan) -> list[tuple[str, str, str]]:
 
 
 def cell_records(plan) -> dict:
-    """cell -> its shards' key, what the key covers (names.cell_parts), its runs and its summary's key: what
-    verify, merge and compare read of a folder to find its shards and to say why another machine names them
-    otherwise. A record for readers: a shard is found and checked by its name, never trusted from here."""
-    from banditrepro.workflow import digests, names
-    from banditrepro.workflow.cells import split_key
+    """cell -> its shards' key, its runs, its summary's key and what the shards' key covers (``plan.names``: the
+    keys and parts names.name_plan computed): what verify, merge and compare read of a folder to find its shards
+    and to say why another machine names them otherwise. A record for readers: a shard is found and checked by
+    its name, never trusted from here."""
+    from banditrepro.layout import split_key
 
-    out = {}
-    for cell in sorted(plan.cell_names):
-        dataset, horizon, algo = split_key(cell)
-        parts = names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
-                                 plan.config["base_seed"])
-        out[cell] = {"key": plan.cell_names[cell], "runs": plan.cell_runs[cell],
-                     "summary": plan.names.summary[(dataset, horizon, algo)], **parts}
-    return out
+    n = plan.names
+    return {cell: {"key": n.shards[cell], "runs": plan.cell_runs[cell], "summary": n.summary[split_key(cell)],
+                   **n.parts[cell]} for cell in sorted(n.shards)}
 
 
 VERSION = 2  # paths relative to the results folder, each file's sha256; before: project-relative, no sha256
