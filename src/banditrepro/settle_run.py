@@ -153,7 +153,7 @@ def run(args) -> int:
             os.chdir(here)
         traced = sc.trace_all(plan.figures, plan.store.under(root))
         alpha = state["alpha"] or sc.alphas(traced)  # split once, at the first round, then held
-        decisions = {t.key: sc.decide_claim(t, alpha[t.key], grid) for t in traced if not t.fixed and t.key in alpha}
+        decisions = sc.decide_all(traced, alpha, grid)
         grow = next_targets(traced, decisions, grid, plan.cell_runs)
         state["cpu_seconds"] += _cpu_seconds() - start
         undecided = sorted(k for k, d in decisions.items() if d.verdict == vd.INCONCLUSIVE)
@@ -169,8 +169,7 @@ def run(args) -> int:
         state["stopped"] = ("every claim decided" if not undecided else
                             "max runs reached by every undecided claim's cells" if not grow else
                             "CPU budget spent" if budget else None)
-        rows = [sc.settled_row(t, decisions.get(t.key), alpha.get(t.key)) for t in traced]
-        settle_report.write(results, folder, rows, traced, decisions, alpha, state)
+        settle_report.write(results, folder, traced, decisions, alpha, state)
         write_text(state_path, json.dumps(state, indent=1, sort_keys=True) + "\n")  # atomic: a kill keeps a round
         done_now += 1
         print(f"banditrepro settle: round {len(state['rounds'])}: {len(undecided)} claim(s) undecided, "
