@@ -37,6 +37,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.layout import KEY, shard_runs
+from banditrepro.sharing import settled
 
 BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
 CHECKSUMS = "checksums.sha256"
@@ -86,7 +87,8 @@ def check_name(name: str, where: str) -> list[str]:
 
 def results_allowed(parts: list[str]) -> bool:
     """Whether a file at ``parts`` under a results folder is one a reader may use."""
-    return (len(parts) == 1 and parts[0] in RESULTS_FILES) or (len(parts) >= 2 and parts[0] in RESULTS_DIRS)
+    return (len(parts) == 1 and parts[0] in RESULTS_FILES) or (len(parts) >= 2 and parts[0] in RESULTS_DIRS) \
+        or settled.allowed(parts)
 
 
 def bundle_allowed(parts: list[str]) -> bool:
@@ -146,6 +148,8 @@ def walk_folder(top: Path, given: str) -> dict[str, int]:
         if not stat.S_ISDIR(st.st_mode):
             raise BadSource(f"{given}: {name} is not a folder (a link or a file)")
         visit(top / name, name)
+    for name in settled.present(top, given):  # settle's files, by name (sharing/settled.py)
+        add(name, os.lstat(top / name))
     return files
 
 
@@ -220,7 +224,8 @@ def _members(archive: Path, given: str, cap: int, visit, folders: bool = False) 
                     raise BadSource(f"{given}: member {name!r} appears twice")
                 seen.add(name.casefold())
                 if info.type == tarfile.DIRTYPE:
-                    if not (name in ("results", "data", "workflow") or bundle_allowed([*parts, "x"])):
+                    if not (name in ("results", "data", "workflow") or bundle_allowed([*parts, "x"])
+                            or settled.bundle_folder(parts)):
                         raise BadSource(f"{given}: folder {name!r} is not one a bundle holds")
                     if folders:
                         visit(tar, info, parts)

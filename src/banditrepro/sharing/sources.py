@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from banditrepro.sharing import settled
 from banditrepro.sharing.received import (
     BUNDLE_SUFFIXES,
     MAX_MEMBER_BYTES,
@@ -137,6 +138,7 @@ def _checked(given: str, results: Path, data: Path, files: dict, sha: str | None
             except BadProbe as exc:
                 raise BadSource(f"{given}: {exc}") from None
     src = Source(given, results, data, published, sha, files)
+    settled.check(src)  # claims-settled.csv, settle/ (sharing/settled.py)
     cells = src.cells
     for shard in src.shards():
         rec = cells.get(shard.cell)
