@@ -61,6 +61,8 @@ def _check(args, config) -> tuple[int, int]:
         raise ReproError(f"settle: --cpu-hours must be > 0, got {args.cpu_hours}")
     if args.rounds is not None and args.rounds < 1:
         raise ReproError(f"settle: --rounds must be >= 1, got {args.rounds}")
+    if any(str(kv).split("=", 1)[0].strip() == "cell_runs" for kv in args.config or ()):
+        raise ReproError("settle: --config cell_runs=...: settle sets cell_runs itself (its rounds' cells)")
     return first, int(cap)
 
 
@@ -143,7 +145,8 @@ def run(args) -> int:
         rc = snakemake(root, configfiles, overrides, round_file, profile, args.cores)
         if rc != 0:
             print(f"banditrepro settle: snakemake failed in round {len(state['rounds']) + 1} (exit {rc}); the "
-                  f"state of the finished rounds is kept: run settle again to resume", file=sys.stderr)
+                  f"state of the finished rounds is kept: run settle again to resume (if snakemake says the folder "
+                  f"is locked by a killed round: the round's command above with --unlock first)", file=sys.stderr)
             return 1
         here = os.getcwd()
         try:

@@ -193,6 +193,7 @@ def test_cell_runs_schema_rejects_a_bad_key_or_count():
     (["--first-round", "0"], "--first-round must be >= 1"),
     (["--first-round", "50", "--max-runs", "40"], "below the first round"),
     (["--max-runs", "40", "--cpu-hours", "0"], "--cpu-hours must be > 0"),
+    (["--config", "cell_runs={a/T1/b: 3}"], "settle sets cell_runs itself"),
 ])
 def test_settle_bad_input_is_one_line_exit_2(args, words, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -271,13 +272,16 @@ def test_a_flipped_settled_verdict_in_a_bundle_fails_verify_naming_it(single, se
     from tests.sharing.test_verify import rebundle
 
     df = pd.read_csv(single[0] / TEST_RESULTS / "claims-settled.csv", keep_default_na=False)
-    row = next(i for i, v in enumerate(df.verdict) if v == vd.REPRODUCED)
-    other = vd.NOT_REPRODUCED
+    decided = (vd.REPRODUCED, vd.NOT_REPRODUCED)
+    row = next(i for i, (v, m) in enumerate(zip(df.verdict, df.method)) if v in decided and m == "asymptotic")
+    was = df.verdict[row]
+    other = decided[was == vd.REPRODUCED]
 
-    def flip(data: bytes) -> bytes:
+    def flip(data: bytes) -> bytes:  # the row's verdict cell only (settle writes one line per row)
         lines = data.decode().split("\n")
-        assert f",{vd.REPRODUCED}," in lines[row + 1]
-        lines[row + 1] = lines[row + 1].replace(f",{vd.REPRODUCED},", f",{other},", 1)
+        cells = lines[row + 1].split(",")
+        at = next(i for i, c in enumerate(cells) if c == was)
+        lines[row + 1] = ",".join([*cells[:at], other, *cells[at + 1:]])
         return "\n".join(lines).encode()
 
     out = rebundle(settled_bundle, tmp_path / "flipped.tar.gz", "results/claims-settled.csv", flip)

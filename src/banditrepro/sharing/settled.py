@@ -15,7 +15,7 @@ and ``settle/`` (state.json, settle.md, sequences.png, sequences.pdf), allow-lis
   line with why). state.json, settle.md and the figures are named on "not checked:" lines (a record of rounds
   and CPU; a page rendered from both; images are never re-drawn).
 
-Merge needs nothing here: it pools shards, and a merged folder's settle is run again (docs/settle.md#pooling).
+Merge needs nothing here: it pools shards; a settle in the merged folder continues from them (docs/settle.md#sharing).
 """
 
 from __future__ import annotations
