@@ -36,6 +36,13 @@ FILES = (CSV, STATE, REPORT, *FIGURES)
 # ~300 KiB; 1000× room, far below the reader's per-file limit (received.MAX_MEMBER_BYTES)
 LIMITS = {CSV: 16 * 2**20, STATE: 16 * 2**20, REPORT: 16 * 2**20, FIGURES[0]: 64 * 2**20, FIGURES[1]: 64 * 2**20}
 STATE_VERSION = 1  # settle_run.STATE_VERSION (not imported: the reader loads no settle code)
+DESCRIPTIONS = {  # what the bundle's crate says of each (sharing/crate.py)
+    CSV: "banditrepro settle's verdicts: every claim decided by a confidence sequence valid at every number of runs",
+    STATE: "banditrepro settle's state: its rounds (every cell's runs), CPU, the α split, each claim's decision",
+    REPORT: "banditrepro settle's report: how it ran and the settled verdicts",
+    FIGURES[0]: "every settled claim's confidence sequences against runs",
+    FIGURES[1]: "every settled claim's confidence sequences against runs",
+}
 
 
 def allowed(parts: list[str]) -> bool:
