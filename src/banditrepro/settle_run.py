@@ -51,6 +51,8 @@ def _cpu_seconds() -> float:
 
 
 def _check(args, config) -> tuple[int, int]:
+    if any(str(kv).split("=", 1)[0].strip() == "cell_runs" for kv in args.config or ()):
+        raise ReproError("settle: --config cell_runs=...: settle sets cell_runs itself (its rounds' cells)")
     first = args.first_round
     cap = args.max_runs or config.get("max_runs") or DEFAULT_MAX_RUNS
     if first < 1:
@@ -61,8 +63,6 @@ def _check(args, config) -> tuple[int, int]:
         raise ReproError(f"settle: --cpu-hours must be > 0, got {args.cpu_hours}")
     if args.rounds is not None and args.rounds < 1:
         raise ReproError(f"settle: --rounds must be >= 1, got {args.rounds}")
-    if any(str(kv).split("=", 1)[0].strip() == "cell_runs" for kv in args.config or ()):
-        raise ReproError("settle: --config cell_runs=...: settle sets cell_runs itself (its rounds' cells)")
     return first, int(cap)
 
 
