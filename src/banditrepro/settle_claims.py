@@ -268,6 +268,18 @@ def frame(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=SETTLED_COLUMNS)
 
 
+def decide_all(traced: list[Traced], alpha: dict[str, float], grid: tuple[int, ...]) -> dict[str, Decision]:
+    """Every settling claim's decision (a claim fixed, or not in the α split, has none)."""
+    return {t.key: decide_claim(t, alpha[t.key], grid) for t in traced if not t.fixed and t.key in alpha}
+
+
+def settled_csv(traced: list[Traced], decisions: dict[str, Decision], alpha: dict[str, float]) -> str:
+    """The text of claims-settled.csv: one row per claim, in claims.csv's order (what settle writes and
+    ``banditrepro verify`` re-derives from a source's shards, byte for byte)."""
+    rows = [settled_row(t, decisions.get(t.key), alpha.get(t.key)) for t in traced]
+    return frame(rows).to_csv(index=False, float_format="%.6g")
+
+
 def stat_sequence(s, values, alpha_part: float):
     """The CS of ``s`` over all runs (for the figure)."""
     from banditrepro import confseq as cs

@@ -89,10 +89,11 @@ def figure(traced, decisions, alpha, out_png: Path, out_pdf: Path, first: int = 
     plt.close(fig)
 
 
-def write(results: Path, folder: Path, rows, traced, decisions, alpha, state) -> None:
-    from banditrepro.settle_claims import frame
+def write(results: Path, folder: Path, traced, decisions, alpha, state) -> None:
+    from banditrepro.settle_claims import settled_csv, settled_row
 
+    rows = [settled_row(t, decisions.get(t.key), alpha.get(t.key)) for t in traced]
     folder.mkdir(parents=True, exist_ok=True)
-    write_text(results / "claims-settled.csv", frame(rows).to_csv(index=False, float_format="%.6g"))
+    write_text(results / "claims-settled.csv", settled_csv(traced, decisions, alpha))
     write_text(folder / "settle.md", markdown(rows, state))
     figure(traced, decisions, alpha, folder / "sequences.png", folder / "sequences.pdf", state["first_round"])

@@ -51,6 +51,8 @@ def _cpu_seconds() -> float:
 
 
 def _check(args, config) -> tuple[int, int]:
+    if any(str(kv).split("=", 1)[0].strip() == "cell_runs" for kv in args.config or ()):
+        raise ReproError("settle: --config cell_runs=...: settle sets cell_runs itself (its rounds' cells)")
     first = args.first_round
     cap = args.max_runs or config.get("max_runs") or DEFAULT_MAX_RUNS
     if first < 1:
@@ -143,7 +145,8 @@ def run(args) -> int:
         rc = snakemake(root, configfiles, overrides, round_file, profile, args.cores)
         if rc != 0:
             print(f"banditrepro settle: snakemake failed in round {len(state['rounds']) + 1} (exit {rc}); the "
-                  f"state of the finished rounds is kept: run settle again to resume", file=sys.stderr)
+                  f"state of the finished rounds is kept: run settle again to resume (if snakemake says the folder "
+                  f"is locked by a killed round: the round's command above with --unlock first)", file=sys.stderr)
             return 1
         here = os.getcwd()
         try:
@@ -153,7 +156,7 @@ def run(args) -> int:
             os.chdir(here)
         traced = sc.trace_all(plan.figures, plan.store.under(root))
         alpha = state["alpha"] or sc.alphas(traced)  # split once, at the first round, then held
-        decisions = {t.key: sc.decide_claim(t, alpha[t.key], grid) for t in traced if not t.fixed and t.key in alpha}
+        decisions = sc.decide_all(traced, alpha, grid)
         grow = next_targets(traced, decisions, grid, plan.cell_runs)
         state["cpu_seconds"] += _cpu_seconds() - start
         undecided = sorted(k for k, d in decisions.items() if d.verdict == vd.INCONCLUSIVE)
@@ -169,8 +172,7 @@ def run(args) -> int:
         state["stopped"] = ("every claim decided" if not undecided else
                             "max runs reached by every undecided claim's cells" if not grow else
                             "CPU budget spent" if budget else None)
-        rows = [sc.settled_row(t, decisions.get(t.key), alpha.get(t.key)) for t in traced]
-        settle_report.write(results, folder, rows, traced, decisions, alpha, state)
+        settle_report.write(results, folder, traced, decisions, alpha, state)
         write_text(state_path, json.dumps(state, indent=1, sort_keys=True) + "\n")  # atomic: a kill keeps a round
         done_now += 1
         print(f"banditrepro settle: round {len(state['rounds'])}: {len(undecided)} claim(s) undecided, "

@@ -20,7 +20,16 @@ from banditrepro import verdicts as vd
 from banditrepro.settle_claims import SETTLED_COLUMNS
 from banditrepro.settle_run import next_targets
 from banditrepro.workflow.plan import raise_cell_runs
-from tests.workflow.common import MIRROR, ROOT, TEST_CONFIG, TEST_RESULTS, copy_project, plan_of, smk
+from tests.workflow.common import (
+    MIRROR,
+    ROOT,
+    TEST_CONFIG,
+    TEST_RESULTS,
+    copy_project,
+    error_lines,
+    plan_of,
+    smk,
+)
 
 NARROW = [f"data_mirrors=['{MIRROR}']", "papers=[winner-stays]", "max_horizon=500"]
 SETTLE = ["--first-round", "20", "--max-runs", "40"]
@@ -144,6 +153,24 @@ def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(s
         {c: v for c, v in base["cells"].items() if c != cell}
 
 
+def test_cell_runs_on_the_command_line_plans_as_in_a_config_file(tmp_path):
+    """`--config 'cell_runs={"<cell>": 45}'` (Snakemake hands the values as strings) plans what the same mapping in a
+    config file plans; a value or key that is not one is a one-line config error (docs/settle.md#cell_runs)."""
+    proj = copy_project(tmp_path / "p")
+    narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
+    base = plan_of(proj, TEST_CONFIG, **narrow)
+    cell = sorted(base["cells"])[0]
+    (proj / "raise.yaml").write_text(json.dumps({"cell_runs": {cell: 45}}))
+    from_file = plan_of(proj, TEST_CONFIG, "raise.yaml", **narrow)
+    assert plan_of(proj, TEST_CONFIG, cell_runs={cell: 45}, **narrow) == from_file != base
+    for bad, words in ((f"cell_runs={cell}:45", "config error: cell_runs = "),
+                       (f"cell_runs={{{cell}: 0}}", f"config error: cell_runs.{cell} = 0: runs of a cell"),
+                       ("cell_runs={sushi16: 3}", "a cell key is <dataset>/T<horizon>/<algorithm id>")):
+        r = smk("-n", "--configfile", TEST_CONFIG, "--config", *NARROW, bad, cwd=proj)
+        lines = error_lines(r)
+        assert r.returncode != 0 and len(lines) == 1 and words in lines[0], lines
+
+
 def test_raise_cell_runs_never_lowers_caps_and_rejects_unknown_cells():
     runs = {"d/T10/x": 20, "d/T10/y": 200}
     raise_cell_runs(runs, {"d/T10/x": 80, "d/T10/y": 40}, 50)
@@ -166,6 +193,7 @@ def test_cell_runs_schema_rejects_a_bad_key_or_count():
     (["--first-round", "0"], "--first-round must be >= 1"),
     (["--first-round", "50", "--max-runs", "40"], "below the first round"),
     (["--max-runs", "40", "--cpu-hours", "0"], "--cpu-hours must be > 0"),
+    (["--config", "cell_runs={a/T1/b: 3}"], "settle sets cell_runs itself"),
 ])
 def test_settle_bad_input_is_one_line_exit_2(args, words, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -200,13 +228,98 @@ def test_settle_passes_the_workflow_profile_to_snakemake(monkeypatch, tmp_path):
     assert cmd[1:3] == ["-m", "snakemake"] and str(tmp_path / "r.yaml") in cmd
 
 
-def test_a_settled_folder_bundles_and_verifies_as_any_other(single, tmp_path):
-    proj = single[0]
+def cli(proj: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**{k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, "PYTHONPATH": str(proj / "src")}
-    cli = [sys.executable, "-m", "banditrepro"]
-    out = tmp_path / "settled.tar.gz"
-    for args in (["bundle", TEST_RESULTS, "-o", str(out)], ["verify", str(out), "--sample", "2"]):
-        r = subprocess.run([*cli, *args, "--project", str(proj)], cwd=proj, capture_output=True, text=True, env=env,
-                           timeout=600)
-        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return subprocess.run([sys.executable, "-m", "banditrepro", *args, "--project", str(proj)], cwd=cwd or proj,
+                          capture_output=True, text=True, env=env, timeout=600)
+
+
+SETTLE_FILES = ("claims-settled.csv", "settle/state.json", "settle/settle.md", "settle/sequences.png",
+                "settle/sequences.pdf")
+
+
+@pytest.fixture(scope="module")
+def settled_bundle(single, tmp_path_factory):
+    out = tmp_path_factory.mktemp("settled-bundle") / "settled.tar.gz"
+    r = cli(single[0], "bundle", TEST_RESULTS, "-o", str(out))
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return out
+
+
+def test_a_settled_folder_bundles_and_verifies_as_any_other(single, settled_bundle):
+    """The bundle carries claims-settled.csv and settle/ (each listed in checksums.sha256); verify re-derives
+    claims-settled.csv from the shards, equal byte for byte, and names the rest of settle/ as not checked."""
+    import tarfile
+
+    with tarfile.open(settled_bundle) as tar:
+        names = set(tar.getnames())
+        sums = tar.extractfile("checksums.sha256").read().decode()
+        carried = tar.extractfile("results/claims-settled.csv").read()
+    assert {f"results/{f}" for f in SETTLE_FILES} <= names and "results/settle/cell_runs.yaml" not in names
+    assert all(f"  results/{f}\n" in sums for f in SETTLE_FILES)
+    assert carried == (single[0] / TEST_RESULTS / "claims-settled.csv").read_bytes()
+    r = cli(single[0], "verify", str(settled_bundle), "--sample", "2")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     assert "no mismatch in what was checked" in r.stdout
+    n = len(pd.read_csv(single[0] / TEST_RESULTS / "claims-settled.csv"))
+    assert f"claims-settled.csv: {n} claims' settled verdicts re-derived equal" in r.stdout
+    for name in SETTLE_FILES[1:]:
+        assert f"not checked: {name} (" in r.stdout, r.stdout[-3000:]
+    assert "not checked: claims-settled.csv" not in r.stdout
+
+
+def test_a_flipped_settled_verdict_in_a_bundle_fails_verify_naming_it(single, settled_bundle, tmp_path):
+    from tests.sharing.test_verify import rebundle
+
+    df = pd.read_csv(single[0] / TEST_RESULTS / "claims-settled.csv", keep_default_na=False)
+    decided = (vd.REPRODUCED, vd.NOT_REPRODUCED)
+    row = next(i for i, (v, m) in enumerate(zip(df.verdict, df.method)) if v in decided and m == "asymptotic")
+    was = df.verdict[row]
+    other = decided[was == vd.REPRODUCED]
+
+    def flip(data: bytes) -> bytes:  # the row's verdict cell only (settle writes one line per row)
+        lines = data.decode().split("\n")
+        cells = lines[row + 1].split(",")
+        at = next(i for i, c in enumerate(cells) if c == was)
+        lines[row + 1] = ",".join([*cells[:at], other, *cells[at + 1:]])
+        return "\n".join(lines).encode()
+
+    out = rebundle(settled_bundle, tmp_path / "flipped.tar.gz", "results/claims-settled.csv", flip)
+    r = cli(single[0], "verify", str(out), "--sample", "1")
+    assert r.returncode == 1, (r.stdout + r.stderr)[-3000:]
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("MISMATCH ")]
+    assert len(lines) == 1 and lines[0].startswith(f"MISMATCH claims-settled.csv: row {row + 1}"), lines
+    assert "verdict" in lines[0] and other in lines[0], lines
+
+
+def test_a_settled_bundle_merges_as_any_other(single, settled_bundle, tmp_path):
+    """merge pools a settled bundle's shards (settle's own files are not shards: nothing of them is moved)."""
+    proj = copy_project(tmp_path / "into")
+    r = cli(proj, "merge", str(settled_bundle), "--into", TEST_RESULTS, "--configfile", TEST_CONFIG, "--config",
+            *NARROW, "runs=40", "max_runs=40")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    merged = sorted(p.relative_to(proj / TEST_RESULTS) for p in (proj / TEST_RESULTS / "cells").rglob("*.npz"))
+    theirs = sorted(p.relative_to(single[0] / TEST_RESULTS) for p in (single[0] / TEST_RESULTS / "cells").rglob(
+        "*.npz"))
+    assert merged == theirs
+    assert not (proj / TEST_RESULTS / "claims-settled.csv").exists() and not (proj / TEST_RESULTS / "settle").exists()
+
+
+def test_a_settled_folder_whose_runs_changed_after_settle_is_not_bundled(single, tmp_path):
+    """A snakemake run after settle publishes other runs: its settled verdicts are stale, so bundle refuses the
+    folder (one line) rather than carry them; a settle folder that is a link is refused by the reader."""
+    proj = tmp_path / "stale"
+    subprocess.run(["cp", "-a", str(single[0]), str(proj)], check=True)
+    state_path = proj / TEST_RESULTS / "settle/state.json"
+    state = json.loads(state_path.read_text())
+    cell = sorted(state["rounds"][-1]["cell_runs"])[0]
+    state["rounds"][-1]["cell_runs"][cell] += 1
+    state_path.write_text(json.dumps(state))
+    r = cli(proj, "bundle", TEST_RESULTS, "-o", str(tmp_path / "stale.tar.gz"))
+    assert r.returncode == 2 and "last round ran other runs than published.json records" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "stale.tar.gz").exists()
+    folder = proj / TEST_RESULTS / "settle"
+    folder.rename(tmp_path / "elsewhere")
+    folder.symlink_to(tmp_path / "elsewhere")
+    r = cli(proj, "verify", TEST_RESULTS, "--sample", "0")
+    assert r.returncode == 2 and "settle is not a folder (a link or a file)" in r.stderr, r.stderr

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from banditrepro import ReproError
 from banditrepro.filehash import file_sha256
 from banditrepro.layout import KEY, parse_cell, shard_runs, sidecar_of
+from banditrepro.sharing import settled
 from banditrepro.sharing.crate import (  # noqa: F401 (the crate: sharing/crate.py; names tests read here)
     CRATE,
     PROFILES,
@@ -239,6 +240,7 @@ def collect(results, root, shards: bool = True) -> Contents:
             out.prepared[dataset] = out.add(name, prepared).name
         if status.is_file():
             out.status[dataset] = out.add(f"data/{status.relative_to(root / 'data').as_posix()}", status).name
+    settled.add_to_bundle(out, results)  # claims-settled.csv, settle/ when they settle these runs
     out.add(WORKFLOW, root / "Snakefile")
     return out
 

@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from banditrepro import ReproError
+from banditrepro.sharing import settled
 from banditrepro.sharing.received import CHECKSUMS
 
 CRATE, README, WORKFLOW = "ro-crate-metadata.json", "README.md", "workflow/Snakefile"
@@ -169,6 +170,7 @@ def crate_document(c, published_at: str) -> dict:
     made[-1]["hasPart"] = [file(n, "a cell's summary" if n.endswith(".npz") else "a summary's measured times")
                            for n in sorted(members) if n.startswith("results/summaries/")]
     outputs.append(parameter("#param-summaries", "summaries", "Dataset", made[-1]))
+    made += [file(f"results/{n}", d) for n, d in settled.DESCRIPTIONS.items() if f"results/{n}" in members]
     if c.with_shards:
         made.append(crate.add_dataset(dest_path="results/cells", properties={
             "name": "shards", "description": f"each cell's runs under its cell key (sha256 of each in {CHECKSUMS})"}))

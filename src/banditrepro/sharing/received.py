@@ -34,6 +34,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.layout import parse_cell, parse_shard_rel
+from banditrepro.sharing import settled
 
 BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
 CHECKSUMS = "checksums.sha256"
@@ -83,7 +84,8 @@ def check_name(name: str, where: str) -> list[str]:
 
 def results_allowed(parts: list[str]) -> bool:
     """Whether a file at ``parts`` under a results folder is one a reader may use."""
-    return (len(parts) == 1 and parts[0] in RESULTS_FILES) or (len(parts) >= 2 and parts[0] in RESULTS_DIRS)
+    return (len(parts) == 1 and parts[0] in RESULTS_FILES) or (len(parts) >= 2 and parts[0] in RESULTS_DIRS) \
+        or settled.allowed(parts)
 
 
 def bundle_allowed(parts: list[str]) -> bool:
@@ -143,6 +145,8 @@ def walk_folder(top: Path, given: str) -> dict[str, int]:
         if not stat.S_ISDIR(st.st_mode):
             raise BadSource(f"{given}: {name} is not a folder (a link or a file)")
         visit(top / name, name)
+    for name in settled.present(top, given):  # settle's files, by name (sharing/settled.py)
+        add(name, os.lstat(top / name))
     return files
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from banditrepro import ReproError
 from banditrepro.layout import sidecar_of, split_key, summary_rel
+from banditrepro.sharing import settled
 from banditrepro.sharing.differences import npz_difference, text_difference
 from banditrepro.sharing.localdata import copy_into
 
@@ -136,6 +137,7 @@ def rederive(plan, src, cells, data: Path, scratch: Path, result) -> None:
     for fixed, ours in ((fresh.layout.report_md, st.report_md), (fresh.layout.reproduction_md, st.reproduction_md)):
         result.rederived += compare_report(src, _rel(fresh, fixed), Path(ours), result)
     compare_store(src, fresh, result)
+    settled.rederive(src, fresh, st, result)  # claims-settled.csv (sharing/settled.py)
 
 
 def _rel(fresh, path) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from banditrepro.filehash import file_sha256
 from banditrepro.layout import parse_shard_rel, shard_rel, sidecar_of
+from banditrepro.sharing import settled
 from banditrepro.sharing.received import (
     BUNDLE_SUFFIXES,
     MAX_MEMBER_BYTES,
@@ -138,6 +139,7 @@ def _checked(given: str, results: Path, data: Path, files: dict, sha: str | None
             except BadProbe as exc:
                 raise BadSource(f"{given}: {exc}") from None
     src = Source(given, results, data, published, sha, files)
+    settled.check(src)  # claims-settled.csv, settle/ (sharing/settled.py)
     cells = src.cells
     for shard in src.shards():
         rec = cells.get(shard.cell)

@@ -16,6 +16,7 @@ import tarfile
 import zlib
 from pathlib import Path
 
+from banditrepro.sharing import settled
 from banditrepro.sharing.received import (
     CHECKSUMS,
     MAX_CHECKSUMS_BYTES,
@@ -98,7 +99,8 @@ def _members(archive: Path, given: str, cap: int, visit, folders: bool = False) 
                     raise BadSource(f"{given}: member {name!r} appears twice")
                 seen.add(name.casefold())
                 if info.type == tarfile.DIRTYPE:
-                    if not (name in ("results", "data", "workflow") or bundle_allowed([*parts, "x"])):
+                    if not (name in ("results", "data", "workflow") or bundle_allowed([*parts, "x"])
+                            or settled.bundle_folder(parts)):
                         raise BadSource(f"{given}: folder {name!r} is not one a bundle holds")
                     if folders:
                         visit(tar, info, parts)

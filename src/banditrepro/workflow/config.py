@@ -117,12 +117,23 @@ def apply_cluster_mode(config: dict, minutes: float | None) -> dict:
     return config
 
 
+def cell_runs_from_command_line(cfg: dict) -> None:
+    """``--config 'cell_runs={"<cell key>": 40}'``: Snakemake reads a flow mapping with its YAML base loader, which
+    gives every value as a string; a string of digits becomes the integer a config file would give (anything
+    else is left for the schema to reject in one line). Nothing else changes: a config file's integers stay."""
+    listed = cfg.get("cell_runs")
+    if isinstance(listed, dict):
+        cfg["cell_runs"] = {k: int(v) if isinstance(v, str) and v.isascii() and v.isdigit() else v
+                            for k, v in listed.items()}
+
+
 def check_config(cfg: dict, schema_path) -> dict:
     """Validate ``cfg`` in place (deprecated keys renamed) and fill in defaults; ``ConfigError`` (one line) on
     the first error."""
     import yaml
 
     apply_aliases(cfg)
+    cell_runs_from_command_line(cfg)
     schema = yaml.safe_load(Path(schema_path).read_text())
     line = error_line(schema, cfg)
     if line:
