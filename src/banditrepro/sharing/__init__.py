@@ -1,5 +1,6 @@
 """Results anyone can check and combine, built on the names of banditrepro/workflow/names.py:
 
+refusal    BadSource: the one error a received folder or bundle is refused with
 sources    a results folder or a bundle opened for reading (its config, its shards, its plan)
 verify     recompute a sample of shards by name and re-derive every summary, table and claim (`verify`)
 localdata  verify's prepared data from this checkout, its listing of a source's files and their inventory

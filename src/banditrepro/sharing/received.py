@@ -35,6 +35,7 @@ from pathlib import Path
 from banditrepro import ReproError
 from banditrepro.layout import parse_cell, parse_shard_rel
 from banditrepro.sharing import settled
+from banditrepro.sharing.refusal import BadSource  # noqa: F401 (the reader's error; its users import it here)
 
 BUNDLE_SUFFIXES = (".tar.gz", ".tgz")
 CHECKSUMS = "checksums.sha256"
@@ -61,10 +62,6 @@ DATA_DIRS = ("prepared", "status")
 BUNDLE_FILES = ("README.md", "ro-crate-metadata.json", CHECKSUMS, "workflow/Snakefile")  # bundle.py writes them
 SCHEMAS = {"published": "published.schema.yaml", "received": "received.schema.yaml",
            "verification": "verification.schema.yaml", "sidecar": "sidecar.schema.yaml"}
-
-
-class BadSource(ReproError):
-    """A path that is not a results folder or a bundle this reader accepts (exit status 2: bad input)."""
 
 
 # --- names -----------------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import os
 import stat
 
 from banditrepro import ReproError
+from banditrepro.sharing.refusal import BadSource
 
 CSV = "claims-settled.csv"
 FOLDER = "settle"
@@ -58,7 +59,6 @@ def bundle_folder(parts: list[str]) -> bool:
 def present(top, given: str) -> list[str]:
     """Settle's files found under the results folder ``top`` (the reader's walk lstat-checks each); BadSource if
     ``settle`` is there but not a real folder (a link would lead the walk elsewhere)."""
-    from banditrepro.sharing.received import BadSource
 
     try:
         st = os.lstat(os.path.join(top, FOLDER))
@@ -72,7 +72,6 @@ def present(top, given: str) -> list[str]:
 def check(src) -> None:
     """The limits and forms of a source's settle files (sources._checked); BadSource, one line, if one is off."""
     from banditrepro.settle_claims import SETTLED_COLUMNS
-    from banditrepro.sharing.received import BadSource
 
     for name in (n for n in FILES if n in src.files):
         if src.files[name] > LIMITS[name]:
@@ -90,7 +89,6 @@ def check(src) -> None:
 
 def state_of(src) -> dict:
     """A source's settle/state.json, read as a record: a JSON object of settle's version with its rounds."""
-    from banditrepro.sharing.received import BadSource
 
     try:
         state = json.loads(src.read_bytes(src.results / STATE).decode("utf-8"))
