@@ -181,7 +181,7 @@ def report(numbers: dict, partition_minutes=None) -> str:
 
 def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
     """``banditrepro estimate``: plan as the workflow does, in the project folder."""
-    from banditrepro.workflow.plan import project_plan
+    from banditrepro.workflow.plan import open_project
 
-    plan = project_plan(project_info, configfiles, overrides, profile)
+    plan = open_project(project_info, configfiles, overrides, profile)
     return report(estimate(plan), plan.config.get("partition_minutes"))
