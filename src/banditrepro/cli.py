@@ -26,6 +26,7 @@ from banditrepro.arguments import _HORIZON, _SEED, _integer, _one_line, _output,
 from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 from banditrepro.limits import MAX_HORIZON_TEXT
 from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
+from banditrepro.sharing import commands
 
 DEFAULT_CATALOG = "config/datasets.yaml"
 DEFAULT_PREPARED = "data/prepared"
@@ -263,8 +264,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runtime", required=True)
     s.add_argument("--out", type=_output(".md"), required=True)
     s.set_defaults(func=cmd_report)
-    from banditrepro.sharing import commands
-
     commands.add(sub)  # verify, bundle, merge, compare
     for sp in sub.choices.values():
         sp.add_argument("--project", metavar="DIR", help=PROJECT_HELP)

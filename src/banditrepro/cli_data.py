@@ -8,6 +8,7 @@ each (python -X importtime), which ``--help`` and the other commands need not pa
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -91,8 +92,6 @@ def cmd_simulate(args) -> int:
 def _catalog(args):
     """The catalog plus the datasets declared under ``datasets:`` of the workflow config (if it exists)
     and, for one dataset, a declaration passed as JSON (``--entry``, what the workflow's prepare job gets)."""
-    import json
-
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.workflow.config import declared_datasets
 

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from banditrepro import ReproError
+
 DEFAULT_BASE_SEED = 20240601  # the one place the default root seed is written (schema default mirrors it)
 DEFAULT_RESULTS_DIR = "results"
 DEFAULT_DATA_DIR = "data"
@@ -73,9 +75,7 @@ class Names:
     probes: dict = field(default_factory=dict)  # optional dataset -> the probe state the figures' names saw
 
 
-def _missing(what: str, name) -> KeyError:
-    from banditrepro import ReproError
-
+def _missing(what: str, name) -> ReproError:
     return ReproError(f"no {what} {name!r} in this plan (a path stored by name needs the plan that names it)")
 
 

@@ -31,9 +31,13 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from banditrepro import ReproError, jobsize
+from banditrepro import ReproError, challengers, claims, jobsize, papers
+from banditrepro.datasets.catalog import load_catalog
+from banditrepro.deviations import load_deviations
+from banditrepro.deviations import validate as validate_deviations
 from banditrepro.layout import DEFAULT_RESULTS_DIR, Layout, Names, shard_runs
 from banditrepro.layout import SHARD_FILE as SHARD_NAME  # noqa: F401 (the shard name, parsed in layout.py)
+from banditrepro.manifest import cell_runs, load_manifest
 from banditrepro.workflow import batches as batching
 from banditrepro.workflow import names
 from banditrepro.workflow.cells import algorithm_of, cell_key, dataset_of, kernel_of, split_key  # noqa: F401
@@ -346,12 +350,6 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) 
     (see the module docstring). ReproError (one line) on bad input. ``where`` (results folder, data folder):
     read a results folder outside the project, with its prepared files (banditrepro/sharing: verify, merge and
     compare of a bundle); the names are the same wherever the files lie."""
-    from banditrepro import challengers, claims, papers
-    from banditrepro.datasets.catalog import load_catalog
-    from banditrepro.deviations import load_deviations
-    from banditrepro.deviations import validate as validate_deviations
-    from banditrepro.manifest import cell_runs, load_manifest
-
     root = Path(root)
     shape_config(config, root, cluster_minutes)
     plan = Plan(config, root, layout_of(config), None, [], {})
