@@ -30,7 +30,7 @@ from banditrepro.probes import UNAVAILABLE, probe_verdict
 from banditrepro.shardformat import SHARD_FORMAT
 from banditrepro.workflow import costs
 from banditrepro.workflow.cells import split_key
-from banditrepro.workflow.config import load_config  # noqa: F401 - where estimate and clean get their config
+from banditrepro.workflow.config import load_config  # noqa: F401 - a command line's shaped config (tests import it here)
 from banditrepro.workflow.plan import open_project
 
 # Files a run writes, counted in a run of the test config (each store entry: its files, Snakemake's record of

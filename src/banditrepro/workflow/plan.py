@@ -45,8 +45,8 @@ from banditrepro.workflow.config import merged_config, shape_config
 
 
 def layout_of(config: dict, names: Names | None = None) -> Layout:
-    """The paths of a shaped config's results: its ``results_dir`` (the schema has no default for it, so that a
-    results folder records only the folder a user chose) with the plan's names."""
+    """The paths of a shaped config's results: its ``results_dir`` (Layout's default where the config sets none:
+    the schema gives it no default, which published.json would record) with the plan's names."""
     return Layout(config.get("results_dir", DEFAULT_RESULTS_DIR), names=names)
 
 
@@ -387,10 +387,9 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) 
 
 def open_project(project_info, configfiles=(), overrides=(), profile=None, scan=True) -> Plan:
     """The plan Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...] [--config
-    k=v ...]`` in the project: how every command of the CLI opens it (estimate, clean, settle, merge, and
-    figure|claims|report with --configfile). The config is merged by Snakemake's own code (``merged_config``) and
-    shaped once, by ``build_plan``; the working directory becomes the project's, since the plan's paths are
-    relative to it, as in the workflow. ``UnreadableConfig`` for a config Snakemake cannot read."""
+    k=v ...]`` in the project, its config merged by Snakemake's own code (``merged_config``) and shaped once (by
+    ``build_plan``): how every command opens the project. The working directory becomes the project's, since the
+    plan's paths are relative to it, as in the workflow. ``UnreadableConfig`` for a config Snakemake cannot read."""
     if project_info.root is None:
         raise ReproError(f"no project folder here ({project_info.hint()})")
     root = project_info.root
