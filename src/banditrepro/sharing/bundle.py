@@ -199,12 +199,12 @@ def collect(results, root, shards: bool = True) -> Contents:
     hashed; ReproError on anything missing, malformed or changed since its publication."""
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.layout import Layout, Names
-    from banditrepro.workflow.config import recorded, shape_config
+    from banditrepro.workflow.config import recorded_config, shape_config
 
     results, root = Path(results), Path(root)
     published = _published(results)
     try:  # the catalog it names, with the datasets the config declared (None: withhold all)
-        config = shape_config(recorded(published["config"]), root)
+        config = shape_config(recorded_config(published["config"]), root)
     except ReproError as exc:
         raise ReproError(f"{results}/published.json: its config: {exc}") from None
     catalog = root / config["catalog"]

@@ -2,7 +2,7 @@
 renames deprecated keys, validates against workflow/schemas/config.schema.yaml and fills in its defaults
 (``check_config``). Every way in reaches it: the Snakefile through ``plan.build_plan``, the CLI through
 ``plan.open_project`` (its config merged by Snakemake's own code first: ``merged_config``) or ``load_config``,
-and the sharing commands through the config a results folder recorded (``recorded``, then ``build_plan``).
+and the sharing commands through the config a results folder recorded (``recorded_config``, then ``build_plan``).
 
 Errors are one line naming the key and the bad value (snakemake.utils.validate prints the whole schema
 around it), raised as ``ConfigError``; ``fail`` prints such a line and exits non-zero without a traceback
@@ -150,7 +150,7 @@ def shape_config(config: dict, root, cluster_minutes: float | None = None) -> di
     return check_config(config, Path(root) / SCHEMA)
 
 
-def recorded(record: dict) -> dict:
+def recorded_config(record: dict) -> dict:
     """The config a results folder recorded (published.json), as the sharing commands plan it: a copy whose
     ``results_dir`` is a placeholder the schema accepts (the plan reads the folder where it lies)."""
     return {**record, "results_dir": "results"}
