@@ -6,6 +6,9 @@
 - ``ws-matrices``, ``ws-rounds``: drawn from a prepared instance, not from cells (instance_figures.py).
 - ``ws-beta``: the β-sensitivity study: final regret of WS-S lines against β with 95 % intervals, and per panel
   the grid's minimiser with a bootstrap interval over runs (table columns ``minimiser_*``, ``argmin_share``).
+
+The drawers import matplotlib (banditrepro.plotting: 1.0 s of import, python -X importtime) inside their bodies:
+every plan loads this module (papers.load), only a figure job draws.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ banditrepro.figures.DRAWERS by figures.py):
 - ``ws-rounds``: the idea of the paper's Fig. 1 drawn from a real run: ``ws_w_trace`` (literal Alg. 1) on a
   small instance, C(t, i) over t with the ends of rounds and iterations marked. No cells: its panel has
   ``algorithms: []``; the seed comes from ``banditrepro.seeds`` with ``options`` base_seed/seed_key/run.
+
+The drawers import matplotlib (banditrepro.plotting: 1.0 s of import, python -X importtime) and the WS-W kernel
+(0.2 s) inside their bodies: every plan loads this module (papers.load), only a figure job draws.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ import numpy as np
 import pandas as pd
 
 from banditrepro import ReproError
+from banditrepro.datasets.catalog import load_prepared
 from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 from banditrepro.manifest import Figure
 from banditrepro.papers.winner_stays.panels import panel_grid, panel_title
+from banditrepro.seeds import cell_generator
 
 # ----------------------------------------------------------------------------------------------------
 # ws-matrices
@@ -99,8 +104,6 @@ def rounds_trace(fig: Figure, layout: Layout):
     """(panel, instance, trace) of the rounds figure: literal WS-W on the panel's dataset for T = horizon
     steps, with the generator ``cell_generator(base_seed, seed_key, run)``."""
     from banditrepro.algorithms.winner_stays import ws_w_trace
-    from banditrepro.datasets.catalog import load_prepared
-    from banditrepro.seeds import cell_generator
 
     if len(fig.panels) != 1:
         raise ReproError(f"{fig.stem}: a ws-rounds figure has exactly one panel")
