@@ -152,8 +152,9 @@ def shape_config(config: dict, root, cluster_minutes: float | None = None) -> di
 
 def recorded_config(record: dict) -> dict:
     """The config a results folder recorded (published.json), as the sharing commands plan it: a copy whose
-    ``results_dir`` is a placeholder the schema accepts (the plan reads the folder where it lies)."""
-    return {**record, "results_dir": "results"}
+    ``results_dir`` is a placeholder the schema accepts (the plan reads the folder where it lies); shaping the
+    copy leaves the record as it was read."""
+    return copy.deepcopy({**record, "results_dir": "results"})
 
 
 def declared_datasets(path, root) -> dict:
