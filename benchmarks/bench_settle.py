@@ -78,10 +78,10 @@ def main(max_runs: int = 80) -> None:
         # the runs settle chose, carried to the default config's cells of the same (dataset, algorithm)
         chosen = {(c.split("/")[0], c.split("/")[2]): n for c, n in runs.items() if n > 20}
         from banditrepro.project import find_project
-        from banditrepro.workflow.plan import project_plan  # the default config's cells
+        from banditrepro.workflow.plan import open_project  # the default config's cells
 
         here = os.getcwd()
-        plan = project_plan(find_project(str(settled)), (), [mirror], scan=False)
+        plan = open_project(find_project(str(settled)), (), [mirror], scan=False)
         os.chdir(here)
         carried = {c: chosen[(c.split("/")[0], c.split("/")[2])] for c in plan.cell_runs
                    if (c.split("/")[0], c.split("/")[2]) in chosen}

@@ -6,20 +6,27 @@ traceback, and no output file (outputs are written atomically, after every input
 Default paths (catalog, data, manifest, results) are those of a project folder: ``--project DIR``, else
 the environment variable BANDITREPRO_PROJECT, else the current directory or its nearest parent that holds
 config/datasets.yaml. Paths given on the command line are relative to the current directory as usual.
+
+Here: the parser, the project's default paths, the commands that read or plan a results folder (summarize,
+runtime-table, figure, claims, report, estimate, clean) and the error handling; the commands on data, cells and
+algorithms are cli_data.py's, the sharing commands sharing/commands.py's. Each command imports what it runs
+inside its body: numpy, matplotlib and Snakemake cost 0.1-0.8 s of import (python -X importtime), which
+``--help`` and the other commands need not pay.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import sys
 from pathlib import Path
 
-from banditrepro import ReproError
+from banditrepro import ReproError, cli_data
 from banditrepro.arguments import _HORIZON, _SEED, _integer, _one_line, _output, _Parser, _positive_float
 from banditrepro.layout import DEFAULT_BASE_SEED, Layout
 from banditrepro.limits import MAX_HORIZON_TEXT
 from banditrepro.project import PROJECT_ENV, PROJECT_MARKER, find_project
+from banditrepro.sharing import commands
 
 DEFAULT_CATALOG = "config/datasets.yaml"
 DEFAULT_PREPARED = "data/prepared"
@@ -29,7 +36,6 @@ PROJECT_DEFAULTS = {"catalog": DEFAULT_CATALOG, "raw_dir": "data/raw", "prepared
 DEFAULT_MIRROR = "../shared/data"  # relative to the project, like data_mirrors of config/config.yaml
 PROJECT_HELP = (f"project folder whose config/, data/ and results/ the default paths refer to (default: "
                 f"${PROJECT_ENV}, else the current directory or its nearest parent holding {PROJECT_MARKER})")
-_DATASET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a file stem, never a path
 
 
 def _apply_project(args) -> None:
@@ -45,205 +51,17 @@ def _apply_project(args) -> None:
         args.config_default = project.path("config/config.yaml")
 
 
-def _need_catalog(args) -> None:
-    if not Path(args.catalog).is_file():
-        raise ReproError(f"dataset catalog not found: {args.catalog} ({args.project_info.hint()})")
-
-
-def _params(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ReproError(f"--param expects key=value, got {pair!r}")
-        out[key] = value
-    return out
-
-
-def _instance(args):
-    from banditrepro.instances import BernoulliArms, load_matrix_text
-
-    try:
-        if args.matrix is not None and Path(args.matrix).suffix == ".npy":
-            from banditrepro.datasets.derive import read_matrix_file
-            from banditrepro.instances import PreferenceMatrix
-
-            return PreferenceMatrix(read_matrix_file(Path(args.matrix), args.matrix), name=Path(args.matrix).stem)
-        if args.matrix is not None:
-            return load_matrix_text(args.matrix)
-        if args.means is not None:
-            try:
-                means = [float(x) for x in args.means.split(",")]
-            except ValueError:
-                raise ReproError(f"expects comma-separated numbers, got {args.means!r}") from None
-            return BernoulliArms(means, name="means")
-    except ReproError as exc:
-        raise ReproError(f"--{'matrix' if args.matrix is not None else 'means'}: {exc}") from None
-    return _prepared_dataset(args.dataset, args.prepared_dir, args.catalog, args.project_info.hint())
-
-
-def _prepared_dataset(name: str, prepared_dir: str, catalog: str, hint: str = ""):
-    """The prepared instance ``name``; "unknown dataset" if the catalog does not declare it."""
-    from banditrepro.datasets.catalog import load_catalog, load_prepared
-
-    known = load_catalog(catalog).datasets if Path(catalog).is_file() else None
-    path = Path(prepared_dir) / f"{name}.json"
-    if not _DATASET_NAME.fullmatch(name) or (known is not None and name not in known and not path.is_file()):
-        listed = f" (known: {', '.join(known)})" if known else ""
-        raise ReproError(f"--dataset: unknown dataset {name!r}{listed}")
-    if not path.is_file() and known is None:
-        raise ReproError(f"--dataset: unknown dataset {name!r}: {path} does not exist and there is no catalog "
-                         f"at {catalog} to prepare it from (--catalog)" + (f"; {hint}" if hint else ""))
-    if not path.is_file():
-        raise ReproError(f"--dataset: dataset {name!r} is not prepared ({path} missing); "
-                         f"run: snakemake {path}  or  banditrepro prepare {name}")
-    return load_prepared(path)
-
-
-def cmd_simulate(args) -> int:
-    from banditrepro.algorithms import parse_algorithm_id
-    from banditrepro.cell import run_cell, write_cell
-
-    # NAME or a canonical id NAME+key=value+…; unknown names and keys fail before any data is read
-    name, params = parse_algorithm_id(args.algorithm)
-    params.update(_params(args.param))
-    sidecar = Path(args.out).with_suffix(".json")
-    if sidecar.is_dir():
-        raise ReproError(f"--out: the cell's sidecar {str(sidecar)!r} is an existing folder")
-    instance = _instance(args)
-    result = run_cell(name, params, instance, args.horizon, args.seed, args.base_seed)
-    write_cell(result, args.out, sidecar)
-    print(result.describe())
-    return 0
-
-
-def _catalog(args):
-    """The catalog plus the datasets declared under ``datasets:`` of the workflow config (if it exists)
-    and, for one dataset, a declaration passed as JSON (``--entry``, what the workflow's prepare job gets)."""
-    import json
-
-    import yaml
-
-    from banditrepro.datasets.catalog import load_catalog
-
-    _need_catalog(args)
-    if getattr(args, "entry", None):
-        try:
-            return load_catalog(args.catalog, {args.dataset: json.loads(args.entry)}, replace=True)
-        except json.JSONDecodeError as exc:
-            raise ReproError(f"--entry is not JSON: {exc}") from None
-    declared = {}
-    config = Path(args.config) if args.config else Path(getattr(args, "config_default", "config/config.yaml"))
-    if args.config and not config.is_file():
-        raise ReproError(f"config file not found: {config}")
-    if config.is_file():
-        declared = dict((yaml.safe_load(config.read_text()) or {}).get("datasets") or {})
-    return load_catalog(args.catalog, declared)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    """Left-aligned columns as wide as their widest cell (the last column unpadded)."""
-    widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header) - 1)]
-    return "\n".join(" ".join([*(f"{str(c):{w}}" for c, w in zip(r, widths)), str(r[-1])]).rstrip()
-                     for r in [header, *rows])
-
-
-def cmd_datasets(args) -> int:
-    cat = _catalog(args)
-    mirrors = [m for m in args.mirror if m.startswith(("http", "file:")) or Path(m).is_dir()]
-    rows = []
-    for name, entry in cat.datasets.items():
-        prepared = (Path(args.prepared_dir) / f"{name}.json").exists()
-        status = []
-        for rel in cat.raw_inputs(name):
-            if (Path(args.raw_dir) / rel).exists():
-                status.append("downloaded")
-            elif any(Path(m, rel).is_file() for m in mirrors if not m.startswith(("http", "file:"))):
-                status.append("in mirror")
-            else:
-                status.append("needs network")
-        user_file = cat.user_file(name)
-        if user_file:
-            status.append(("file " if user_file.is_file() else "missing file ") + str(entry["path"]))
-        raw = ", ".join(status) or ("derived from " + entry["fallback"] if "fallback" in entry else "none needed")
-        if name in cat.declared:
-            raw += " (config)"
-        rows.append([name, "yes" if prepared else "no", raw, entry.get("description", "")])
-    print(_table(["dataset", "prepared", "raw data", "description"], rows))
-    return 0
-
-
-def cmd_fetch(args) -> int:
-    from banditrepro.datasets.catalog import load_catalog
-
-    _need_catalog(args)
-    cat = load_catalog(args.catalog)
-    where = cat.fetch(args.source, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout,
-                      dest=args.dest)
-    print(f"{args.source}: verified, from {where}")
-    return 0
-
-
-def cmd_probe(args) -> int:
-    """Try to obtain every raw file of an optional dataset; record the outcome instead of failing."""
-    from banditrepro.atomic import write_json
-    from banditrepro.datasets.catalog import load_catalog
-
-    _need_catalog(args)
-    cat = load_catalog(args.catalog)
-    status = {"dataset": args.dataset, "available": True, "reason": ""}
-    for rel in cat.raw_inputs(args.dataset):
-        if (Path(args.raw_dir) / rel).exists():
-            continue
-        try:
-            cat.fetch(rel, args.raw_dir, args.mirror, retries=args.retries, timeout=args.timeout)
-        except ReproError as exc:
-            # in figures and tables a mirror folder is named as such, not by its path (checkouts' tables differed)
-            reason = str(exc)
-            for mirror in args.mirror or ():
-                if "://" not in str(mirror):
-                    reason = reason.replace(f"{mirror}: ", "local mirror: ")
-            status.update(available=False, reason=f"requires network access: {reason}")
-            break
-    write_json(args.out, status)
-    print(f"{args.dataset}: {'available' if status['available'] else status['reason']}")
-    return 0
-
-
-def cmd_prepare(args) -> int:
-    cat = _catalog(args)
-    inputs = dict(pair.partition("=")[::2] for pair in args.input or ())
-    rec = cat.prepare(args.dataset, args.raw_dir, args.prepared_dir, out=args.out, inputs=inputs)
-    cw = rec.get("condorcet_label")
-    print(f"{args.dataset}: prepared" + (f", Condorcet winner {cw}" if cw else ""))
-    return 0
-
-
-def cmd_algorithms(args) -> int:
-    from banditrepro import algorithms, plugins
-
-    rows = []
-    for name in algorithms.names(plugins=True):
-        spec = algorithms.get(name)
-        origin = "built in" if name in algorithms.MODULES else "plugin " + plugins.origin(plugins.entry_points()[name])
-        rows.append([name, spec.problem, origin, spec.label])
-    print(_table(["algorithm", "problem", "origin", "label"], rows))
-    return 0
-
-
 def _workflow_plan(args):
     """The plan of a workflow run (``--configfile``/``--set`` given): its figures and names, so a results folder the
     workflow made is read under its names; None for a folder made by hand (flat paths, the manifest options)."""
     if not (getattr(args, "configfile", None) or getattr(args, "set", None)):
         return None
     if getattr(args, "_plan", None) is None:
-        import os
-
-        from banditrepro.workflow.plan import project_plan
+        from banditrepro.workflow.plan import open_project
 
         here = os.getcwd()  # the plan is built in the project folder; the output options are relative to here
         try:
-            args._plan = project_plan(args.project_info, args.configfile or (), args.set or (), scan=False)
+            args._plan = open_project(args.project_info, args.configfile or (), args.set or (), scan=False)
         finally:
             os.chdir(here)
     return args._plan
@@ -320,6 +138,7 @@ def cmd_report(args) -> int:
 
 def cmd_planned(args) -> int:  # estimate, clean: what the plan the workflow builds for a config says
     from banditrepro.workflow import clean, estimate
+
     opts = (args.project_info, args.configfile or (), args.config or (), args.profile)
     print(clean.run(*opts, remove=args.remove, shards=args.shards) if args.command == "clean" else estimate.run(*opts))
     return 0
@@ -355,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the cell file (.npz; wall time and versions go to the .json beside it)")
     s.add_argument("--prepared-dir", help=f"prepared datasets (default <project>/{DEFAULT_PREPARED})")
     s.add_argument("--catalog", help=f"dataset catalog, to tell unknown datasets (default <project>/{DEFAULT_CATALOG})")
-    s.set_defaults(func=cmd_simulate)
+    s.set_defaults(func=cli_data.cmd_simulate)
 
     def config_opt(sp):
         sp.add_argument("--config", help="workflow config adding datasets: (default <project>/config/config.yaml)")
@@ -363,22 +182,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("datasets", help="list known datasets and whether each is prepared / needs the network")
     data_opts(s)
     config_opt(s)
-    s.set_defaults(func=cmd_datasets)
+    s.set_defaults(func=cli_data.cmd_datasets)
 
     s = sub.add_parser("algorithms", help="list the algorithms, built in and installed plugins")
-    s.set_defaults(func=cmd_algorithms)
+    s.set_defaults(func=cli_data.cmd_algorithms)
 
     s = sub.add_parser("fetch", help="obtain one raw file (mirrors first), verify its checksum")
     s.add_argument("source", help="relative path of the raw file, e.g. mslr/MSLR-Nabigational.txt")
     s.add_argument("--dest", type=_output(), help="where to put it (default: <raw-dir>/<source>)")
     data_opts(s)
-    s.set_defaults(func=cmd_fetch)
+    s.set_defaults(func=cli_data.cmd_fetch)
 
     s = sub.add_parser("probe", help="try to obtain an optional dataset's raw files; write a status JSON")
     s.add_argument("dataset")
     s.add_argument("--out", type=_output(".json"), required=True)
     data_opts(s)
-    s.set_defaults(func=cmd_probe)
+    s.set_defaults(func=cli_data.cmd_probe)
 
     s = sub.add_parser("prepare", help="derive a dataset from its raw files into data/prepared/<name>.json")
     s.add_argument("dataset")
@@ -388,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--entry", help="the dataset's declaration as JSON (instead of the catalog's or config's)")
     data_opts(s, mirrors=False)
     config_opt(s)
-    s.set_defaults(func=cmd_prepare)
+    s.set_defaults(func=cli_data.cmd_prepare)
     def manifest_opts(sp):
         sp.add_argument("--manifest", help="figure manifest folder (default <project>/config/figures)")
         sp.add_argument("--papers", nargs="+", default=None)
@@ -445,8 +264,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--runtime", required=True)
     s.add_argument("--out", type=_output(".md"), required=True)
     s.set_defaults(func=cmd_report)
-    from banditrepro.sharing import commands
-
     commands.add(sub)  # verify, bundle, merge, compare
     for sp in sub.choices.values():
         sp.add_argument("--project", metavar="DIR", help=PROJECT_HELP)

@@ -1,8 +1,8 @@
 """Every path the pipeline reads or writes, in one object.
 
-A ``Layout`` is built from a config's ``results_dir`` and ``base_seed`` (and the data folder, shared by
-every config) and, for everything stored by name, the plan's ``Names`` (banditrepro/workflow/names.py: the
-key of each stored result). Rules, job bodies, the CLI, figure drawers, claim tests and the report all take
+A ``Layout`` is built from a config's ``results_dir`` (and the data folder, shared by every config) and, for
+everything stored by name, the plan's ``Names`` (banditrepro/workflow/names.py: the key of each stored
+result). Rules, job bodies, the CLI, figure drawers, claim tests and the report all take
 one and never spell a path themselves, so the layout below is written exactly once:
 
     data/raw/<source>                                   verified raw files
@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+from banditrepro import ReproError
 
 DEFAULT_BASE_SEED = 20240601  # the one place the default root seed is written (schema default mirrors it)
 DEFAULT_RESULTS_DIR = "results"
@@ -74,6 +76,16 @@ def split_key(key: str) -> tuple[str, int, str]:
 def shard_file(first: int, last: int) -> str:
     """The file of a cell's runs first..last (``shard_runs`` reads it back)."""
     return f"runs{first}-{last}{SHARD_SUFFIX}"
+
+
+# The store's kinds (<results>/store/<kind>/…) and the files of one entry of each: a figure's and a leaderboard's
+# are named after the figure or the paper, one per suffix (the order of ``figure_outputs`` and
+# ``leaderboard_outputs``), the others' are fixed. Layout spells their paths; clean (workflow/clean.py) tells
+# the files the workflow writes in the store by this table.
+FIGURE_SUFFIXES = ("png", "pdf", "csv", "md", "tex")
+LEADERBOARD_SUFFIXES = ("csv", "md", "png", "pdf")
+SINGLE_FILES = {"claims": ("claims.csv",), "runtime": ("runtime.csv",), "report": ("report.md", "reproduction.md"),
+                "software": ("software.json",)}
 
 
 def shard_runs(name: str) -> tuple[int, int] | None:
@@ -137,16 +149,13 @@ class Names:
     probes: dict = field(default_factory=dict)  # optional dataset -> the probe state the figures' names saw
 
 
-def _missing(what: str, name) -> KeyError:
-    from banditrepro import ReproError
-
+def _missing(what: str, name) -> ReproError:
     return ReproError(f"no {what} {name!r} in this plan (a path stored by name needs the plan that names it)")
 
 
 @dataclass(frozen=True)
 class Layout:
     results_dir: str = DEFAULT_RESULTS_DIR
-    base_seed: int = DEFAULT_BASE_SEED
     data_dir: str = DEFAULT_DATA_DIR
     names: Names | None = field(default=None, compare=False, repr=False)  # None: a folder made by hand (flat)
     store: bool = False  # published paths are the store's entries (what jobs read and write)
@@ -154,11 +163,6 @@ class Layout:
     def __post_init__(self):
         object.__setattr__(self, "results_dir", str(self.results_dir).rstrip("/") or ".")
         object.__setattr__(self, "data_dir", str(self.data_dir).rstrip("/") or ".")
-
-    @classmethod
-    def from_config(cls, config: dict, names: Names | None = None) -> Layout:
-        return cls(config.get("results_dir", DEFAULT_RESULTS_DIR), int(config.get("base_seed", DEFAULT_BASE_SEED)),
-                   names=names)
 
     def stored(self) -> Layout:
         """This layout with every published path replaced by its store entry."""
@@ -278,9 +282,9 @@ class Layout:
         return f"{self.tables}/{paper}/{figure}.{suffix}"
 
     def figure_outputs(self, paper: str, figure: str) -> list[str]:
-        """PNG, PDF and the table as CSV, Markdown and LaTeX, in that order."""
+        """PNG, PDF and the table as CSV, Markdown and LaTeX (``FIGURE_SUFFIXES``)."""
         return [self.figure_png(paper, figure), self.figure_pdf(paper, figure),
-                *(self.table(paper, figure, s) for s in ("csv", "md", "tex"))]
+                *(self.table(paper, figure, s) for s in FIGURE_SUFFIXES[2:])]
 
     @property
     def leaderboards(self) -> str:
@@ -292,8 +296,8 @@ class Layout:
         return f"{self.leaderboards}/{paper}.{suffix}"
 
     def leaderboard_outputs(self, paper: str) -> list[str]:
-        """CSV, Markdown, PNG and PDF, in that order."""
-        return [self.leaderboard(paper, s) for s in ("csv", "md", "png", "pdf")]
+        """CSV, Markdown, PNG and PDF (``LEADERBOARD_SUFFIXES``)."""
+        return [self.leaderboard(paper, s) for s in LEADERBOARD_SUFFIXES]
 
     def _single(self, kind: str, name: str, fixed: str) -> str:
         return self._entry(self.single_pattern(kind, name), kind, None) if self.store else fixed

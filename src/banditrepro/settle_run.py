@@ -115,7 +115,7 @@ def run(args) -> int:
     from banditrepro import settle_claims as sc
     from banditrepro import settle_report
     from banditrepro.workflow.config import load_config
-    from banditrepro.workflow.plan import project_plan
+    from banditrepro.workflow.plan import open_project
 
     info = args.project_info
     if info.root is None:
@@ -151,7 +151,7 @@ def run(args) -> int:
         here = os.getcwd()
         try:
             files = configfiles + ([round_file] if round_file else [])
-            plan = project_plan(info, files, overrides, profile, scan=False)
+            plan = open_project(info, files, overrides, profile, scan=False)
         finally:
             os.chdir(here)
         traced = sc.trace_all(plan.figures, plan.store.under(root))

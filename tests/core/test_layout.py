@@ -1,5 +1,6 @@
 """The one object that knows every path: the layout the rules, jobs, CLI and report share."""
 
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -38,17 +39,21 @@ def test_a_plans_names_put_every_stored_result_under_its_key():
 
 
 def test_two_configs_never_share_result_files():
-    a, b = Layout("results"), Layout("results/test", base_seed=7)
+    a, b = Layout("results"), Layout("results/test")
     assert a.claims_csv != b.claims_csv and a.cells != b.cells and a.logs != b.logs
     assert b.logs == "logs/test"
     # two seeds in one results_dir share its folders: their stored results differ by name (the cell key covers
     # the base seed: tests/workflow/test_names.py), never by folder
 
 
-def test_from_config_and_trailing_slash():
-    lay = Layout.from_config({"results_dir": "results/x/", "base_seed": 5})
+def test_trailing_slash():
+    lay = Layout("results/x/")
     assert lay.results_dir == "results/x" and lay.cells == "results/x/cells"
-    assert Layout.from_config({}).base_seed == DEFAULT_BASE_SEED
+
+
+def test_a_layout_holds_paths_only():
+    """No config value but the folders (the base seed names results through their keys, not their folders)."""
+    assert [f.name for f in fields(Layout)] == ["results_dir", "data_dir", "names", "store"]
 
 
 def test_under_resolves_relative_folders_only(tmp_path):

@@ -278,7 +278,7 @@ def test_every_subcommand_takes_project():
 
 
 def test_table_columns_fit_their_widest_cell():
-    from banditrepro.cli import _table
+    from banditrepro.cli_data import _table
 
     text = _table(["name", "origin", "label"], [["a", "plugin some-long-distribution 0.1.0", "A"],
                                                 ["bb", "built in", "B (reconstructed)"]])

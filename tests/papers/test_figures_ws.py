@@ -19,7 +19,8 @@ from banditrepro.figures import DRAWERS, build_figure
 from banditrepro.figures.panels import panel_metrics
 from banditrepro.instances import PreferenceMatrix
 from banditrepro.manifest import cells, load_manifest
-from banditrepro.papers.winner_stays.figures import iterations, late_share, matrices_table, rounds_table
+from banditrepro.papers.winner_stays.figures import late_share
+from banditrepro.papers.winner_stays.instance_figures import iterations, matrices_table, rounds_table
 from banditrepro.seeds import cell_generator
 from tests.claim_data import noisy, write_runs
 from tests.conftest import MSLR5, SIX_RANKERS

@@ -289,3 +289,21 @@ def test_shards_leaves_a_file_of_its_own_in_a_figure_entry(results, capsys):
     code, out, err = clean(capsys, results, "--shards", "--remove")
     assert code == 0, err
     assert mine.is_file() and not any(p.exists() for p in results.figures[stem])
+
+
+def test_clean_knows_every_file_the_layout_puts_in_the_store():
+    """clean tells the workflow's store files by the store's own table (layout.py): every file a plan's layout
+    puts in the store passes, and the same names in other places or of another kind do not."""
+    from banditrepro.layout import Layout, Names
+    from banditrepro.workflow.clean import _store_file
+
+    names = Names(figure={("c2b", "fig1"): STALE}, leaderboard={"c2b": STALE}, claims=STALE, runtime=STALE,
+                  report=STALE, software=STALE)
+    st = Layout("results", names=names).stored()
+    files = [*st.figure_outputs("c2b", "fig1"), *st.leaderboard_outputs("c2b"), st.claims_csv, st.runtime_csv,
+             st.report_md, st.reproduction_md, st.software_json]
+    rel = [Path(f).relative_to(st.store_dir) for f in files]
+    assert len(rel) == 14 and all(_store_file(r) for r in rel)
+    assert not any(_store_file(Path(p)) for p in (f"claims/{STALE}/report.md", f"report/{STALE}/claims.csv",
+                                                  f"figures/c2b/fig1/{STALE}/fig2.png",
+                                                  f"leaderboards/c2b/{STALE}/c2b.tex"))

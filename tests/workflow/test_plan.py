@@ -290,7 +290,7 @@ def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # no shards here
     cfg = _test_config()
     plan = build_plan(cfg, ROOT)
-    lay = Layout(cfg["results_dir"], cfg["base_seed"])
+    lay = Layout(cfg["results_dir"])
     assert plan.layout == lay and plan.layout.names is plan.names and plan.store == lay.stored()
     key = next(iter(plan.cell_runs))
     ds, h, algo = split_key(key)

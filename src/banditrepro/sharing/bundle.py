@@ -199,12 +199,16 @@ def collect(results, root, shards: bool = True) -> Contents:
     hashed; ReproError on anything missing, malformed or changed since its publication."""
     from banditrepro.datasets.catalog import load_catalog
     from banditrepro.layout import Layout, Names
+    from banditrepro.workflow.config import recorded_config, shape_config
 
     results, root = Path(results), Path(root)
     published = _published(results)
-    config = published["config"]  # the catalog it names, with the datasets the config declared (None: withhold all)
-    catalog = root / str(config.get("catalog") or "config/datasets.yaml")
-    catalog = load_catalog(catalog, dict(config.get("datasets") or {}), root=root) if catalog.is_file() else None
+    try:  # the catalog it names, with the datasets the config declared (None: withhold all)
+        config = shape_config(recorded_config(published["config"]), root)
+    except ReproError as exc:
+        raise ReproError(f"{results}/published.json: its config: {exc}") from None
+    catalog = root / config["catalog"]
+    catalog = load_catalog(catalog, dict(config["datasets"]), root=root) if catalog.is_file() else None
     out = Contents(published, catalog, with_shards=shards)
     out.add("results/published.json", results / "published.json")
     for fixed, entry in sorted(published["files"].items()):  # published files, and the store entries they copy

@@ -56,7 +56,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from banditrepro.workflow.plan import project_plan
+    from banditrepro.workflow.plan import open_project
 
     root = args.project_info.root
     if root is None:
@@ -76,7 +76,7 @@ def run(args) -> int:
             raise ReproError(f"--config results_dir={v} is not the --into folder {args.into}: give one of them")
     with contextlib.ExitStack() as stack:
         sources = open_sources(given, into, root, stack)  # bad input first: the plan takes seconds
-        plan = project_plan(args.project_info, args.configfile or (), [*overrides, f"results_dir={rel}"],
+        plan = open_project(args.project_info, args.configfile or (), [*overrides, f"results_dir={rel}"],
                             args.profile and Path(args.profile).resolve(), scan=False)
         outcome = merge(sources, into, plan, keep_foreign=args.keep_foreign)
     for line in outcome.lines:

@@ -59,15 +59,14 @@ def rederive(plan, src, cells, data: Path, scratch: Path, result) -> None:
     from banditrepro.figures import write_table
     from banditrepro.report import build_report, build_reproduction
     from banditrepro.workflow import digests, names
+    from banditrepro.workflow.config import recorded_config
     from banditrepro.workflow.plan import build_plan
 
     results = scratch / "results"
     for record in ("verification.json", "received.json"):  # the report shows them (and is named by their bytes)
         if (src.results / record).is_file():
             copy_into(src.results / record, results / record)
-    config = src.config
-    config["results_dir"] = "results"
-    fresh = build_plan(config, plan.root, scan=False, where=(results, data))
+    fresh = build_plan(recorded_config(src.config), plan.root, scan=False, where=(results, data))
     fresh.rename_outputs()
     st = fresh.store
     summary_code = digests.summary_code()

@@ -108,11 +108,10 @@ class Source:
     def plan(self, project_root, scan: bool = True):
         """The plan this checkout builds for the source's config, reading and naming the source's files (its
         results folder, its prepared files): ``build_plan`` with ``where``."""
+        from banditrepro.workflow.config import recorded_config
         from banditrepro.workflow.plan import build_plan
 
-        config = self.config
-        config["results_dir"] = "results"  # a placeholder the schema accepts; ``where`` puts the folder
-        return build_plan(config, Path(project_root), scan=scan, where=(self.results, self.data))
+        return build_plan(recorded_config(self.config), Path(project_root), scan=scan, where=(self.results, self.data))
 
 
 def is_bundle(path) -> bool:

@@ -37,12 +37,26 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from copy import copy
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from banditrepro import ReproError
-from banditrepro.layout import SHARD_STEM, SHARD_SUFFIX, SIDECAR_SUFFIX, sidecar_of
+from banditrepro.layout import (
+    FIGURE_SUFFIXES,
+    LEADERBOARD_SUFFIXES,
+    SHARD_STEM,
+    SHARD_SUFFIX,
+    SIDECAR_SUFFIX,
+    SINGLE_FILES,
+    sidecar_of,
+)
 from banditrepro.workflow.batches import NAME_PATTERN
+from banditrepro.workflow.cells import algorithm_of, cell_key, kernel_of, split_key
+from banditrepro.workflow.config import UnreadableConfig
+from banditrepro.workflow.names import numerics_stack
+from banditrepro.workflow.plan import open_project, pack_batches, plan_shards, shard_size
+from banditrepro.workflow.publish import pairs
 
 # what the workflow writes in a cell's folder: shards (run<k>: the per-run files of before session 6) and
 # their sidecars; in the old layout also the retired shard leases' claims, their stale copies and probes
@@ -53,10 +67,6 @@ CELL_FILE = re.compile(rf"{SHARD_FILE.pattern}|{_CLAIM}")
 COMPUTED = re.compile(rf"{SHARD_STEM.pattern}{_SUFFIXES}")  # a shard and its sidecar (what --shards deletes)
 BATCH_FILE = re.compile(rf"{NAME_PATTERN}\.(?:json|done)")
 PART = re.compile(r"\.(.+)\.\w+\.part")  # an interrupted atomic write of <name> (banditrepro/atomic.py)
-FIGURE_SUFFIXES = ("png", "pdf", "csv", "md", "tex")
-LEADERBOARD_SUFFIXES = ("csv", "md", "png", "pdf")
-SINGLE = {"claims": {"claims.csv"}, "runtime": {"runtime.csv"}, "report": {"report.md", "reproduction.md"},
-          "software": {"software.json"}}
 KINDS = ("shards", "summaries", "store", "batches")
 
 
@@ -93,14 +103,15 @@ def _batch_file(rel: PurePath) -> bool:
 
 def _store_file(rel: PurePath) -> bool:
     """figures/<paper>/<figure>/<key>/<figure>.<suffix>, leaderboards/<paper>/<key>/<paper>.<suffix>,
-    <kind>/<key>/<its file> (Layout.figure_pattern, leaderboard_pattern, single_pattern)."""
+    <kind>/<key>/<its file> (Layout.figure_pattern, leaderboard_pattern, single_pattern; the store's kinds and
+    their files: layout.py)."""
     parts, name = rel.parts, _written_name(rel.name)
     stem, _, suffix = name.rpartition(".")
     if parts[0] == "figures" and len(parts) == 5:
         return stem == parts[2] and suffix in FIGURE_SUFFIXES
     if parts[0] == "leaderboards" and len(parts) == 4:
         return stem == parts[1] and suffix in LEADERBOARD_SUFFIXES
-    return len(parts) == 3 and name in SINGLE.get(parts[0], ())
+    return len(parts) == 3 and name in SINGLE_FILES.get(parts[0], ())
 
 
 @dataclass(frozen=True)
@@ -170,8 +181,6 @@ def unnamed(root: str, keep, written) -> list[Unit]:
 
 def named(plan) -> dict[str, tuple[str, set[str], object]]:
     """kind -> (its folder, the paths the plan names there, the check of a file the workflow writes there)."""
-    from banditrepro.workflow.publish import pairs
-
     lay = plan.layout
     cells = {plan.cell_folder(c) for c in plan.cell_names}
     summaries = {p for cell in plan.names.summary for p in _with_sidecar(lay.summary(*cell))}
@@ -232,10 +241,6 @@ class Recompute:
 
 def _next_batches(plan, cells) -> list:
     """The batches the next run plans once ``cells``' shards are gone (as build_plan would then pack them)."""
-    from copy import copy
-
-    from banditrepro.workflow.plan import pack_batches, plan_shards, shard_size
-
     after = copy(plan)
     after.cell_shards, after.missing = dict(plan.cell_shards), set(plan.missing)
     for c in cells:
@@ -248,8 +253,6 @@ def _next_batches(plan, cells) -> list:
 
 def current_shards(plan, algo: str | None) -> Recompute:
     """``--shards [ALGO]``: see the module docstring. ReproError for an algorithm the plan does not have."""
-    from banditrepro.workflow.cells import algorithm_of, cell_key, kernel_of, split_key
-
     cells = sorted(plan.cell_shards)
     if algo is not None:
         known = sorted({kernel_of(c) for c in cells})
@@ -311,25 +314,12 @@ def shards_report(todo: Recompute, removed: bool, algo: str | None) -> str:
 def run(project_info, configfiles=(), overrides=(), profile=None, remove: bool = False, shards=None) -> str:
     """List (and with ``remove`` delete) what the config's results folder stores that its plan does not name,
     in the project folder; ``shards`` ("" for all, or an algorithm): the plan's current shards instead."""
-    import yaml
-
-    from banditrepro.workflow.config import load_config
-    from banditrepro.workflow.names import numerics_stack
-    from banditrepro.workflow.plan import build_plan
-
     if project_info.root is None:
         raise ReproError(f"no project folder here ({project_info.hint()})")
-    files = [Path(f).resolve() for f in configfiles]
     try:
-        config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
-    except yaml.YAMLError as exc:
-        message = " ".join(str(exc).split())
-        raise ReproError(f"configuration error: unreadable YAML ({message}); nothing removed") from None
-    except ReproError as exc:  # Snakemake's parsing of the config files and --config entries
+        plan = open_project(project_info, configfiles, overrides, profile)  # shards scanned: the next run's batches
+    except UnreadableConfig as exc:  # Snakemake's parsing of the config files and --config entries
         raise ReproError(f"configuration error: {exc}; nothing removed") from None
-    os.chdir(project_info.root)  # the plan's paths are relative to the project, as in the workflow
-    try:
-        plan = build_plan(config, project_info.root)  # shards scanned: the batches the next run plans
     except ReproError as exc:
         raise ReproError(f"{exc}; nothing removed") from None
     if shards is not None:

@@ -1,6 +1,8 @@
-"""The workflow config, shaped in one place: cluster mode merged in (``apply_cluster_mode``), validated against
-workflow/schemas/config.schema.yaml and its defaults filled in (``check_config``), for the Snakefile (through
-``plan.build_plan``) and for the CLI (``load_config``: what Snakemake would build from a command line).
+"""The workflow config, shaped in one place: ``shape_config`` merges cluster mode in (``apply_cluster_mode``),
+renames deprecated keys, validates against workflow/schemas/config.schema.yaml and fills in its defaults
+(``check_config``). Every way in reaches it: the Snakefile through ``plan.build_plan``, the CLI through
+``plan.open_project`` (its config merged by Snakemake's own code first: ``merged_config``) or ``load_config``,
+and the sharing commands through the config a results folder recorded (``recorded_config``, then ``build_plan``).
 
 Errors are one line naming the key and the bad value (snakemake.utils.validate prints the whole schema
 around it), raised as ``ConfigError``; ``fail`` prints such a line and exits non-zero without a traceback
@@ -9,16 +11,26 @@ around it), raised as ``ConfigError``; ``fail`` prints such a line and exits non
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import sys
 from pathlib import Path
 
+import yaml
+
 from banditrepro import ReproError
+
+SCHEMA = "workflow/schemas/config.schema.yaml"  # under the project root
 
 
 class ConfigError(ReproError):
     """A config value the schema rejects."""
+
+
+class UnreadableConfig(ReproError):
+    """A config file or a ``--config`` entry Snakemake's own code cannot read."""
 
 
 # Config keys renamed so that each says what it sizes (runs per shard, seconds per shard, minutes per
@@ -73,7 +85,7 @@ def _reason(err) -> str:
 
 def error_line(schema: dict, cfg: dict) -> str | None:
     """The first schema error of ``cfg`` as one line (the shallowest key first), or None."""
-    import jsonschema
+    import jsonschema  # deferred: 70 ms of import (python -X importtime), paid only when a config is checked
 
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(cfg))
     if not errors:
@@ -130,8 +142,6 @@ def cell_runs_from_command_line(cfg: dict) -> None:
 def check_config(cfg: dict, schema_path) -> dict:
     """Validate ``cfg`` in place (deprecated keys renamed) and fill in defaults; ``ConfigError`` (one line) on
     the first error."""
-    import yaml
-
     apply_aliases(cfg)
     cell_runs_from_command_line(cfg)
     schema = yaml.safe_load(Path(schema_path).read_text())
@@ -142,12 +152,42 @@ def check_config(cfg: dict, schema_path) -> dict:
     return cfg
 
 
-def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
-    """The config Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...]
-    [--config k=v ...]`` in ``project``: parsed by Snakemake's own command-line parser and config code."""
-    import contextlib
-    import io
+def shape_config(config: dict, root, cluster_minutes: float | None = None) -> dict:
+    """The one place a config is shaped: cluster mode merged in (``cluster_minutes``, the SLURM profile's batch
+    size, unless the config sets its own), deprecated keys renamed, validated, defaults filled in. In place (the
+    Snakefile's rules read Snakemake's ``config`` itself) and returned; shaping a shaped config changes nothing.
+    ``ConfigError`` (one line) on the first error."""
+    apply_cluster_mode(config, cluster_minutes)
+    return check_config(config, Path(root) / SCHEMA)
 
+
+def recorded_config(record: dict) -> dict:
+    """The config a results folder recorded (published.json), as the sharing commands plan it: a copy whose
+    ``results_dir`` is a placeholder the schema accepts (the plan reads the folder where it lies); shaping the
+    copy leaves the record as it was read."""
+    return copy.deepcopy({**record, "results_dir": "results"})
+
+
+def declared_datasets(path, root) -> dict:
+    """The datasets a workflow config file declares (``datasets:``; the CLI's datasets and prepare), from the file
+    shaped as the workflow shapes it; outside a project folder (``root`` None) there is no schema to shape by, and
+    they are read as the file writes them. ``ConfigError`` (one line) on a file that is no config."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path}: unreadable YAML ({' '.join(str(exc).split())})") from None
+    if not isinstance(doc, dict):
+        raise ConfigError(f"config file {path}: not a mapping of config keys")
+    if root is None:
+        return dict(doc.get("datasets") or {})
+    return dict(shape_config(doc, root)["datasets"])
+
+
+def merged_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> tuple[dict, float | None]:
+    """The config Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...]
+    [--config k=v ...]`` in ``project``, merged by Snakemake's own command-line parser and config code but not yet
+    shaped, and the profile's cluster-mode minutes (None if it sets none). ``UnreadableConfig`` (one line)."""
+    # deferred: Snakemake's command line is 0.8 s of import (python -X importtime), paid only by commands that plan
     from snakemake.cli import parse_args, parse_config
     from snakemake.common.configfile import load_configfile
     from snakemake.settings.types import ConfigSettings
@@ -166,18 +206,24 @@ def load_config(project: Path, configfiles=(), overrides=(), profile: str | None
         settings = ConfigSettings(config=parse_config(args.config), configfiles=args.configfile or (),
                                   replace_workflow_config=bool(getattr(args, "replace_workflow_config", False)))
     except (ValueError, SystemExit) as exc:
-        raise ReproError(f"--config: {exc}") from None
+        raise UnreadableConfig(f"--config: {exc}") from None
     except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid config file
-        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
+        raise UnreadableConfig(f"config file: {' '.join(str(exc).split())}") from None
     try:
         minutes = minutes_from_resources(getattr(args, "set_resources", None))
     except ValueError as exc:
-        raise ReproError(str(exc)) from None
+        raise UnreadableConfig(str(exc)) from None
     # the Snakefile's `configfile: config/config.yaml`, then what the command line adds (Workflow.configfile)
     try:
         config = {} if settings.replace_workflow_config else load_configfile(str(project / "config/config.yaml"))
         update_config(config, settings.overwrite_config)
-        apply_cluster_mode(config, minutes)  # the profile's cluster mode, as the workflow's common.smk
     except Exception as exc:  # noqa: BLE001 -- Snakemake's WorkflowError for an unreadable or invalid file
-        raise ReproError(f"config file: {' '.join(str(exc).split())}") from None
-    return config
+        raise UnreadableConfig(f"config file: {' '.join(str(exc).split())}") from None
+    return config, minutes
+
+
+def load_config(project: Path, configfiles=(), overrides=(), profile: str | None = None) -> dict:
+    """The shaped config of ``snakemake [--workflow-profile profile] [--configfile f ...] [--config k=v ...]`` in
+    ``project`` (``merged_config``, then ``shape_config``): for a command that needs the config but no plan."""
+    config, minutes = merged_config(project, configfiles, overrides, profile)
+    return shape_config(config, project, minutes)

@@ -24,8 +24,14 @@ from __future__ import annotations
 import os
 import statistics
 
+from banditrepro import algorithms, leaderboard
+from banditrepro.grid import regret_grid
+from banditrepro.probes import UNAVAILABLE, probe_verdict
+from banditrepro.shardformat import SHARD_FORMAT
 from banditrepro.workflow import costs
-from banditrepro.workflow.config import load_config  # noqa: F401 - where estimate and clean get their config
+from banditrepro.workflow.cells import split_key
+from banditrepro.workflow.config import load_config  # noqa: F401 - a command line's shaped config (tests import it here)
+from banditrepro.workflow.plan import open_project
 
 # Files a run writes, counted in a run of the test config (each store entry: its files, Snakemake's record of
 # each, its job log, and the copies rule `all` publishes at the fixed paths): a shard its .npz and sidecar; a
@@ -58,16 +64,11 @@ SHARD_BYTES = {2: {"duel": (1.45, 80.0, 23_000.0), "mab": (0.41, 80.0, 6_700.0)}
 
 
 def _shard_bytes(algo: str) -> tuple[float, float, float]:
-    from banditrepro import algorithms
-    from banditrepro.shardformat import SHARD_FORMAT
-
     return SHARD_BYTES[SHARD_FORMAT][algorithms.get(algo.split("+")[0]).problem]
 
 
 def bytes_per_run(algo: str, horizon: int) -> float:
     """A run's bytes in a shard in the current shard format (``SHARD_BYTES``), its shard's own aside."""
-    from banditrepro.grid import regret_grid
-
     per_point, per_run, _ = _shard_bytes(algo)
     return per_point * len(regret_grid(horizon)) + per_run
 
@@ -81,8 +82,6 @@ def skipped_datasets(plan) -> set[str]:
     """Optional (network) datasets their probe found unavailable: no figure asks for their cells, so a run
     computes none of their batches. Not probed yet is planned for: this is an estimate of what the run will do,
     and the run probes it first (probes.py: for what a run drew, not probed counts as not run)."""
-    from banditrepro.probes import UNAVAILABLE, probe_verdict
-
     return {d for d in plan.catalog.datasets if plan.catalog.is_optional(d)
             and probe_verdict(plan.layout.status_file(d)).state == UNAVAILABLE}
 
@@ -92,9 +91,6 @@ def entries_to_write(plan, touched: set[str], skip: set[str]) -> dict:
     and those downstream of a cell with shards to compute (Snakemake reruns them: their inputs are newer).
     Existence only, nothing is read: summaries, figures, leaderboards, and which of claims, the run-time table,
     the reports and software.json."""
-    from banditrepro import leaderboard
-    from banditrepro.workflow.plan import split_key
-
     st = plan.store
     summaries = {c for c in plan.cell_runs if split_key(c)[0] not in skip
                  and (c in touched or not os.path.exists(plan.summary_of(*split_key(c))))}
@@ -119,8 +115,6 @@ def estimate(plan) -> dict:
     """Batches still to run, their lengths, CPU-hours, files and bytes of a plan (numbers, for ``report``).
     The batches are the plan's: only missing shards are packed, so each is a job a run starts (those of an
     optional dataset probed unavailable aside, ``skipped_datasets``)."""
-    from banditrepro.workflow.plan import split_key
-
     skip = skipped_datasets(plan)
     batches = [b for b in plan.batches if b.dataset not in skip]
     todo = [s for b in batches for s in b.shards]
@@ -181,7 +175,5 @@ def report(numbers: dict, partition_minutes=None) -> str:
 
 def run(project_info, configfiles=(), overrides=(), profile=None) -> str:
     """``banditrepro estimate``: plan as the workflow does, in the project folder."""
-    from banditrepro.workflow.plan import project_plan
-
-    plan = project_plan(project_info, configfiles, overrides, profile)
+    plan = open_project(project_info, configfiles, overrides, profile)
     return report(estimate(plan), plan.config.get("partition_minutes"))

@@ -31,14 +31,22 @@ import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from banditrepro import ReproError, jobsize
-from banditrepro.layout import Layout, Names, shard_rel, shard_runs
+from banditrepro import ReproError, challengers, claims, jobsize, papers
+from banditrepro.datasets.catalog import load_catalog
+from banditrepro.deviations import load_deviations
+from banditrepro.deviations import validate as validate_deviations
+from banditrepro.layout import DEFAULT_RESULTS_DIR, Layout, Names, shard_rel, shard_runs
+from banditrepro.manifest import cell_runs, load_manifest
 from banditrepro.workflow import batches as batching
 from banditrepro.workflow import names
 from banditrepro.workflow.cells import algorithm_of, cell_key, dataset_of, kernel_of, split_key  # noqa: F401
-from banditrepro.workflow.config import apply_cluster_mode, check_config
+from banditrepro.workflow.config import merged_config, shape_config
 
-SCHEMA = "workflow/schemas/config.schema.yaml"
+
+def layout_of(config: dict, names: Names | None = None) -> Layout:
+    """The paths of a shaped config's results: its ``results_dir`` (Layout's default where the config sets none:
+    the schema gives it no default, which published.json would record) with the plan's names."""
+    return Layout(config.get("results_dir", DEFAULT_RESULTS_DIR), names=names)
 
 
 def existing_shards(folder) -> dict[int, int]:
@@ -337,23 +345,15 @@ def raise_cell_runs(cell_runs: dict[str, int], listed: dict | None, max_runs: in
 
 
 def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) -> Plan:
-    """Validate ``config`` (in place, defaults filled in), load the catalog and the manifest, check every
-    claim, name every stored result, plan the shards of every cell and the batches computing the missing
-    ones. ``scan``: look at which shards exist (see the module docstring); ``cluster_minutes``: the SLURM
-    profile's batch size (engine.profile_minutes), merged in unless the config sets its own. ReproError (one
-    line) on bad input. ``where`` (results folder, data folder): read a results folder outside the project,
-    with its prepared files (banditrepro/sharing: verify, merge and compare of a bundle); the names are the
-    same wherever the files lie."""
-    from banditrepro import challengers, claims, papers
-    from banditrepro.datasets.catalog import load_catalog
-    from banditrepro.deviations import load_deviations
-    from banditrepro.deviations import validate as validate_deviations
-    from banditrepro.manifest import cell_runs, load_manifest
-
+    """Shape ``config`` (in place: workflow/config.py ``shape_config``, with ``cluster_minutes``, the SLURM
+    profile's batch size), load the catalog and the manifest, check every claim, name every stored result, plan
+    the shards of every cell and the batches computing the missing ones. ``scan``: look at which shards exist
+    (see the module docstring). ReproError (one line) on bad input. ``where`` (results folder, data folder):
+    read a results folder outside the project, with its prepared files (banditrepro/sharing: verify, merge and
+    compare of a bundle); the names are the same wherever the files lie."""
     root = Path(root)
-    apply_cluster_mode(config, cluster_minutes)
-    check_config(config, root / SCHEMA)
-    plan = Plan(config, root, Layout.from_config(config), None, [], {})
+    shape_config(config, root, cluster_minutes)
+    plan = Plan(config, root, layout_of(config), None, [], {})
     try:
         plan.catalog = load_catalog(plan.root_path(config["catalog"]), config["datasets"], root)
         plan.figures = load_manifest(plan.root_path(config["manifest"]), papers=config["papers"],
@@ -371,7 +371,7 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) 
     runs = cell_runs(plan.figures, config["runs"], config["max_runs"])
     plan.cell_runs = {cell_key(*c): n for c, n in runs.items()}
     raise_cell_runs(plan.cell_runs, config.get("cell_runs"), config["max_runs"])
-    plan.layout = Layout.from_config(config, plan.names)
+    plan.layout = layout_of(config, plan.names)
     if where is not None:
         plan.layout = replace(plan.layout, results_dir=str(where[0]), data_dir=str(where[1]))
     names.name_plan(plan)
@@ -386,15 +386,15 @@ def build_plan(config: dict, root, scan=True, cluster_minutes=None, where=None) 
     return plan
 
 
-def project_plan(project_info, configfiles=(), overrides=(), profile=None, scan=True) -> Plan:
+def open_project(project_info, configfiles=(), overrides=(), profile=None, scan=True) -> Plan:
     """The plan Snakemake would build for ``snakemake [--workflow-profile profile] [--configfile f ...] [--config
-    k=v ...]`` in the project (the CLI's estimate and figure|claims|report); the working directory becomes the
-    project's, since the plan's paths are relative to it, as in the workflow."""
-    from banditrepro.workflow.config import load_config
-
+    k=v ...]`` in the project, its config merged by Snakemake's own code (``merged_config``) and shaped once (by
+    ``build_plan``): how every command opens the project. The working directory becomes the project's, since the
+    plan's paths are relative to it, as in the workflow. ``UnreadableConfig`` for a config Snakemake cannot read."""
     if project_info.root is None:
         raise ReproError(f"no project folder here ({project_info.hint()})")
+    root = project_info.root
     files = [Path(f).resolve() for f in configfiles]
-    config = load_config(project_info.root, files, overrides, profile and Path(profile).resolve())
-    os.chdir(project_info.root)
-    return build_plan(config, project_info.root, scan=scan)
+    config, minutes = merged_config(root, files, overrides, profile and Path(profile).resolve())
+    os.chdir(root)
+    return build_plan(config, root, scan=scan, cluster_minutes=minutes)
