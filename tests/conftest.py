@@ -1,7 +1,9 @@
 """Shared fixtures: small real instances (read from the offline mirror when present, else inlined), and the
-session's narrowed reference run (made once per pytest process, shared read-only; tests edit `cp -a` clones)."""
+session's narrowed reference run (made once per pytest run, shared read-only; tests edit `cp -a` clones)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ import pytest
 from banditrepro import papers
 from banditrepro.cell import run_cell
 from banditrepro.instances import BernoulliArms, PreferenceMatrix
+from tests.shared_runs import shared_folder
 
 papers.load()  # the papers' figure kinds and claim tests, as the CLI and the workflow load them
 
@@ -67,8 +70,8 @@ def narrowed_reference(tmp_path_factory):
     """A project copy holding one finished run of the narrowed test config (tests/workflow/common.py SUBSET:
     Winner Stays at T <= 500, 46 shards) in results/test, made once per pytest run: a fresh folder, complete (a
     dry run lists `all` alone). Shared by tests/sharing and tests/workflow (content addressing, the renamed
-    internals); never modified: clone it (`clone`, `cp -a`). Checked at the end of the session: a test that
-    wrote into it fails there."""
+    internals); never modified: clone it (`clone`, `cp -a`). Checked at the end of the session (of each xdist
+    worker): a test that wrote into it fails there."""
     from tests.workflow.common import (
         MIRROR,
         NARROWED_SHARDS,
@@ -82,12 +85,28 @@ def narrowed_reference(tmp_path_factory):
 
     if not MIRROR.is_dir():
         pytest.skip("offline data mirror ../shared/data not present")
-    proj = copy_project(tmp_path_factory.mktemp("narrowed") / "reference")
-    run_narrowed(proj)
-    assert len(shards_computed(proj / TEST_RESULTS)) == NARROWED_SHARDS
-    dry = run_narrowed(proj, args=("-n",))
-    assert only_all(dry.stdout + dry.stderr), (dry.stdout + dry.stderr)[-3000:]
+
+    def build(folder: Path) -> None:
+        proj = copy_project(folder / "reference")
+        run_narrowed(proj)
+        assert len(shards_computed(proj / TEST_RESULTS)) == NARROWED_SHARDS
+        dry = run_narrowed(proj, args=("-n",))
+        assert only_all(dry.stdout + dry.stderr), (dry.stdout + dry.stderr)[-3000:]
+
+    proj = shared_folder(tmp_path_factory, "narrowed", build) / "reference"
     before = {d: tree_digest(proj / d) for d in ("results", "data")}
     yield proj
     after = {d: tree_digest(proj / d) for d in ("results", "data")}
     assert after == before, "a test wrote into the shared narrowed reference (clone it instead)"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests that take a module-scoped fixture form one pytest-xdist group per module (README's test command
+    runs `-n 2 --dist loadgroup`): each such fixture (a settle run, a seed switched in place, …) is then built
+    by one worker, once, as without xdist; every other test goes to whichever worker is free. Session fixtures
+    that build a finished run are shared across workers instead (tests/shared_runs.py)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs = info.name2fixturedefs.values() if info is not None else ()
+        if any(d.scope == "module" for fixturedefs in defs for d in fixturedefs):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

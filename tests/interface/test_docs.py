@@ -130,7 +130,7 @@ def test_readme_test_command_is_what_ci_runs():
     assert "<!-- test-command -->" in (ROOT / ".ci/run").read_text()
     cmd = ci_test_command(README.read_text())
     assert cmd.startswith("pip install -c requirements/lock.txt -e ") and "./examples/plugin" in cmd
-    assert cmd.endswith("&& python -m pytest -q")
+    assert cmd.endswith("&& python -m pytest -q -n 2 --dist loadgroup")  # 2 workers: docs/testing.md
 
 
 # [text](target): the text may span lines; a target is a path, a path#anchor or an #anchor

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.shared_runs import shared_folder
 from tests.workflow.common import SUBSET, TEST_RESULTS, clone  # noqa: F401 (SUBSET, run: for the tests)
 from tests.workflow.common import run_narrowed as run  # noqa: F401
 
@@ -41,8 +42,13 @@ def run_bundle(proj: Path, *args: str, env=None) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="session")
 def bundled(reference, tmp_path_factory) -> tuple[Path, str]:
-    """The bundle of the reference run, made by ``banditrepro bundle`` (never modified), and what it printed."""
-    out = tmp_path_factory.mktemp("bundle") / "reference.tar.gz"
-    r = run_bundle(reference, RESULTS, "-o", str(out))
-    assert r.returncode == 0, r.stderr
-    return out, r.stdout
+    """The bundle of the reference run, made by ``banditrepro bundle`` once per pytest run (never modified), and
+    what it printed."""
+
+    def build(folder: Path) -> None:
+        r = run_bundle(reference, RESULTS, "-o", str(folder / "reference.tar.gz"))
+        assert r.returncode == 0, r.stderr
+        (folder / "printed.txt").write_text(r.stdout)
+
+    folder = shared_folder(tmp_path_factory, "bundle", build)
+    return folder / "reference.tar.gz", (folder / "printed.txt").read_text()

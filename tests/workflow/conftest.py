@@ -1,10 +1,14 @@
-"""Finished runs shared by the end-to-end workflow tests (each built once per session, in a tmp copy)."""
+"""Finished runs shared by the end-to-end workflow tests (each built once per pytest run, in a tmp copy)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, copy_project, smk, tree_digest
+from tests.shared_runs import shared_folder
+from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, clone, copy_project, smk, tree_digest
 
 PAPER_LIKE = """# a small stand-in for the paper config: default results_dir (results/), its own seed
 papers: [c2b]
@@ -17,32 +21,49 @@ data_mirrors: [{mirror}]
 
 @pytest.fixture(scope="session")
 def project(tmp_path_factory):
-    """A copy of the project (code, config, profiles) holding a finished small paper-like run in results/."""
+    """A copy of the project (code, config, profiles) holding a finished small paper-like run in results/. Made
+    once per pytest run (``shared_folder``: one build across xdist workers); never modified: clone it."""
     if not MIRROR.is_dir():
         pytest.skip("offline data mirror ../shared/data not present")
-    proj = copy_project(tmp_path_factory.mktemp("e2e") / "project")
-    (proj / "paper.yaml").write_text(PAPER_LIKE.format(mirror=MIRROR))
-    r = smk("--configfile", "paper.yaml", "--cores", "2", cwd=proj)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    # the default profile is quiet: a progress line, not a block per job
-    assert "jobs done (100 %)" in r.stderr and len((r.stdout + r.stderr).splitlines()) < 120
-    # the fixed paths a reader opens, published by rule all from the store (banditrepro/workflow/publish.py)
-    assert (proj / "results/claims.csv").exists() and (proj / "results/published.json").exists()
-    assert list((proj / "results/cells").glob("*/T*/*/*/runs0-1.npz"))
-    return proj
+
+    def build(folder: Path) -> None:
+        proj = copy_project(folder / "project")
+        (proj / "paper.yaml").write_text(PAPER_LIKE.format(mirror=MIRROR))
+        r = smk("--configfile", "paper.yaml", "--cores", "2", cwd=proj)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+        # the default profile is quiet: a progress line, not a block per job
+        assert "jobs done (100 %)" in r.stderr and len((r.stdout + r.stderr).splitlines()) < 120
+        # the fixed paths a reader opens, published by rule all from the store (banditrepro/workflow/publish.py)
+        assert (proj / "results/claims.csv").exists() and (proj / "results/published.json").exists()
+        assert list((proj / "results/cells").glob("*/T*/*/*/runs0-1.npz"))
+
+    proj = shared_folder(tmp_path_factory, "e2e", build) / "project"
+    done = {d: tree_digest(proj / d) for d in ("results", "data")}
+    yield proj
+    assert {d: tree_digest(proj / d) for d in ("results", "data")} == done, \
+        "a test wrote into the session's paper-like run (clone it instead)"
 
 
 @pytest.fixture(scope="session")
-def test_run(project):
-    """The test config run beside the paper-like results, in the same checkout; with what the paper-like
-    results were before it (every file: mtime, sha256). Made once per pytest run; never modified: clone it."""
-    before = tree_digest(project / "results")
-    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=project)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    done = {d: tree_digest(project / d) for d in ("results", "data")}
-    yield project, before
+def test_run(project, tmp_path_factory):
+    """The test config run beside the paper-like results, in a `cp -a` clone of ``project`` (so that the
+    paper-like run stays as it was for the tests that take it); with what the paper-like results were before
+    it (every file: mtime, sha256). Made once per pytest run; never modified: clone it."""
+
+    def build(folder: Path) -> None:
+        proj = clone(project, folder / "project")
+        before = tree_digest(proj / "results")
+        r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", cwd=proj)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+        (folder / "before.json").write_text(json.dumps(before))
+
+    folder = shared_folder(tmp_path_factory, "test-run", build)
+    proj = folder / "project"
+    before = {path: tuple(entry) for path, entry in json.loads((folder / "before.json").read_text()).items()}
+    done = {d: tree_digest(proj / d) for d in ("results", "data")}
+    yield proj, before
     # shared read-only by every test that takes it (tests edit `cp -a` clones): checked at the session's end
-    assert {d: tree_digest(project / d) for d in ("results", "data")} == done, \
+    assert {d: tree_digest(proj / d) for d in ("results", "data")} == done, \
         "a test wrote into the session's finished runs (clone them instead)"
 
 
