@@ -103,6 +103,14 @@ def test_readme_is_short():
     assert size <= README_MAX_BYTES, f"README.md is {size} bytes; move maintainers' material to docs/"
 
 
+COMMON_SMK_MAX_LINES = 150  # issue 44: the parse-time glue stays small; input functions live in workflow/inputs.py
+
+
+def test_common_smk_is_short():
+    lines = len((ROOT / "workflow/rules/common.smk").read_text().splitlines())
+    assert lines <= COMMON_SMK_MAX_LINES, f"common.smk is {lines} lines; move logic into src/banditrepro/workflow/"
+
+
 def test_readme_has_the_users_sections_in_order():
     text = README.read_text()
     heads = re.findall(r"^## (.+)$", text, flags=re.M)
