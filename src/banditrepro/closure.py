@@ -25,7 +25,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from banditrepro import parse_cache
+import banditrepro.parse_cache as parse_cache
 
 PACKAGE = "banditrepro"
 ROOT = Path(__file__).resolve().parent  # src/banditrepro of the checkout this module was imported from

@@ -7,7 +7,8 @@ the entry layout (``FORMAT``) and the bytes of the code that computes entries (t
 edit of a source, of the parsing code or a new interpreter misses and computes afresh: no entry can be read for
 a source it was not computed from. An entry that cannot be read, does not parse, or names another key is
 ignored and recomputed; one that cannot be written (read-only home) is skipped: the cache only ever saves time
-(docs/decisions.md#parse-cache). Standard library only, as closure.py (``banditrepro.atomic`` imports numpy).
+(docs/decisions.md#parse-cache). Standard library only, as closure.py beside it in the naming library (so the
+atomic write is its own: ``banditrepro.atomic`` imports numpy and stands a floor above).
 """
 
 from __future__ import annotations
@@ -25,10 +26,9 @@ PYTHON = f"{sys.implementation.name}-{'.'.join(map(str, sys.version_info[:3]))}"
 
 
 def folder() -> Path:
-    """Beside the compiled kernels (``banditrepro.cache_base``, so ``XDG_CACHE_HOME`` moves both)."""
-    from banditrepro import cache_base
-
-    return cache_base() / "parse"
+    """Beside the compiled kernels: ``banditrepro.cache_base() / "parse"``, spelled out here because the package's
+    ``__init__`` stands a floor above the naming library (tests/core/test_parse_cache.py holds the two equal)."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "banditrepro" / "parse"
 
 
 @functools.cache
