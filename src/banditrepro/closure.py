@@ -94,6 +94,11 @@ def _imports_cached(module: str, root: Path) -> frozenset[str]:
 def closure(modules, root: Path = ROOT, skip=()) -> list[str]:
     """Every package module that importing ``modules`` executes (transitively), sorted; the walk neither
     covers nor enters the modules of ``skip`` unless they are among ``modules``."""
+    return list(_closure_paths(modules, root, skip))
+
+
+def _closure_paths(modules, root: Path, skip) -> dict[str, Path]:
+    """``closure``'s modules with their source files, in its order (each file looked up once per walk)."""
     todo = [m for m in modules if module_file(m, root)]
     seen: set[str] = set(todo)
     out: set[str] = set()
@@ -104,7 +109,7 @@ def closure(modules, root: Path = ROOT, skip=()) -> list[str]:
             if n not in seen and n not in skip:
                 seen.add(n)
                 todo.append(n)
-    return sorted(m for m in out if module_file(m, root))
+    return {m: p for m in sorted(out) if (p := module_file(m, root))}
 
 
 @functools.cache
@@ -212,8 +217,7 @@ def file_shape(path: Path) -> str:
 def shape_digest(modules, root: Path = ROOT, skip=()) -> str:
     """Hash of ``closure(modules, root, skip)``: names relative to the package, then each syntax tree."""
     h = hashlib.sha256()
-    for m in closure(modules, root, skip=skip):
-        path = module_file(m, root)
+    for path in _closure_paths(modules, root, skip).values():
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(file_shape(path).encode() + b"\0")
     return h.hexdigest()[:16]
