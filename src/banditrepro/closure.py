@@ -25,6 +25,8 @@ import hashlib
 import sys
 from pathlib import Path
 
+import banditrepro.parse_cache as parse_cache
+
 PACKAGE = "banditrepro"
 ROOT = Path(__file__).resolve().parent  # src/banditrepro of the checkout this module was imported from
 
@@ -68,18 +70,16 @@ def imports(module: str, root: Path = ROOT) -> set[str]:
         return set()
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(_tree(path)):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: from the module's package, one level up per extra dot
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            found.add(base)
-            # `from a import b`: b is a submodule if it has a source file, else a name defined in a
-            found.update(f"{base}.{a.name}" for a in node.names if module_file(f"{base}.{a.name}", root))
+    for level, base, names in _statements(path):
+        if base is None:  # `import a, b`
+            found.update(names)
+            continue
+        if level:  # relative: from the module's package, one level up per extra dot
+            anchor = package.split(".")[: len(package.split(".")) - level + 1]
+            base = ".".join(anchor + ([base] if base else []))
+        found.add(base)
+        # `from a import b`: b is a submodule if it has a source file, else a name defined in a
+        found.update(f"{base}.{n}" for n in names if module_file(f"{base}.{n}", root))
     found = {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
     for m in list(found):
         found.update(_parents(m))
@@ -94,6 +94,11 @@ def _imports_cached(module: str, root: Path) -> frozenset[str]:
 def closure(modules, root: Path = ROOT, skip=()) -> list[str]:
     """Every package module that importing ``modules`` executes (transitively), sorted; the walk neither
     covers nor enters the modules of ``skip`` unless they are among ``modules``."""
+    return list(_closure_paths(modules, root, skip))
+
+
+def _closure_paths(modules, root: Path, skip) -> dict[str, Path]:
+    """``closure``'s modules with their source files, in its order (each file looked up once per walk)."""
     todo = [m for m in modules if module_file(m, root)]
     seen: set[str] = set(todo)
     out: set[str] = set()
@@ -104,7 +109,7 @@ def closure(modules, root: Path = ROOT, skip=()) -> list[str]:
             if n not in seen and n not in skip:
                 seen.add(n)
                 todo.append(n)
-    return sorted(m for m in out if module_file(m, root))
+    return {m: p for m in sorted(out) if (p := module_file(m, root))}
 
 
 @functools.cache
@@ -164,26 +169,46 @@ def code_shape(source: bytes | str, filename: str = "<source>") -> str:
     return _shape(ast.parse(source, filename=filename))
 
 
-@functools.lru_cache(maxsize=512)
-def _parsed(path: Path, mtime_ns: int, size: int) -> ast.Module:
-    return ast.parse(path.read_bytes(), filename=str(path))
+def _import_statements(tree: ast.Module) -> list[list]:
+    """Every import of a tree as written, wherever it stands: ``[0, None, names]`` for ``import a, b`` and
+    ``[level, module or "", names]`` for ``from ... import``. Depends on the text alone (what the names are in
+    the package is resolved by ``imports``), so it can be kept by the file's content."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.append([0, None, [a.name for a in node.names]])
+        elif isinstance(node, ast.ImportFrom):
+            out.append([node.level, node.module or "", [a.name for a in node.names]])
+    return out
 
 
-def _tree(path: Path) -> ast.Module:
-    """The syntax tree of a source file, parsed once per process for the import walk and the digest (read-only:
-    neither changes it)."""
+@functools.lru_cache(maxsize=1024)
+def _facts(path: Path, mtime_ns: int, size: int) -> dict:
+    """A source file's import statements and code shape: from the on-disk cache by its bytes
+    (``parse_cache``), else parsed once and filed there."""
+    data = path.read_bytes()
+    k = parse_cache.key(data)
+    entry = parse_cache.load(k)
+    if entry is None:
+        tree = ast.parse(data, filename=str(path))
+        entry = {"imports": _import_statements(tree), "shape": _shape(tree)}
+        parse_cache.store(k, entry)
+    return entry
+
+
+def _source_facts(path: Path) -> dict:
+    """What the import walk and the digests read of a source file, once per process per version of the file
+    (read-only: neither changes it)."""
     st = path.stat()
-    return _parsed(path, st.st_mtime_ns, st.st_size)
+    return _facts(path, st.st_mtime_ns, st.st_size)
 
 
-@functools.cache
-def _file_shape(path: Path, mtime_ns: int, size: int) -> str:
-    return _shape(_parsed(path, mtime_ns, size))
+def _statements(path: Path) -> list[list]:
+    return _source_facts(path)["imports"]
 
 
 def file_shape(path: Path) -> str:
-    st = path.stat()
-    return _file_shape(path, st.st_mtime_ns, st.st_size)
+    return _source_facts(path)["shape"]
 
 
 # --- digests of code ----------------------------------------------------------------------------------------
@@ -192,8 +217,7 @@ def file_shape(path: Path) -> str:
 def shape_digest(modules, root: Path = ROOT, skip=()) -> str:
     """Hash of ``closure(modules, root, skip)``: names relative to the package, then each syntax tree."""
     h = hashlib.sha256()
-    for m in closure(modules, root, skip=skip):
-        path = module_file(m, root)
+    for path in _closure_paths(modules, root, skip).values():
         h.update(path.relative_to(root).as_posix().encode() + b"\0")
         h.update(file_shape(path).encode() + b"\0")
     return h.hexdigest()[:16]
