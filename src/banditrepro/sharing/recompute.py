@@ -79,8 +79,9 @@ def check_shards(plan, cells, local: dict, sample, seed, jobs, scratch: Path, re
 
 
 def _recompute(task) -> str:
-    """One shard from its name's parts, in a fresh process (a process of its own: nothing cached in the
-    verifier's, nothing shared with another shard but the kernels' compiled cache)."""
+    """One shard from its name's parts, in a worker process spawned fresh (nothing of the verifier's process);
+    a worker computes shards one after another, as a batch job does on a node, since a shard's bytes may not
+    depend on what ran before it in its process (content addressing; the batch tests hold production to it)."""
     from banditrepro.cell import simulate_shard
 
     algo, prepared, horizon, first, last, base_seed, out = task
@@ -96,7 +97,8 @@ def _recompute_all(tasks: list, jobs: int) -> list[str]:
     from concurrent.futures import ProcessPoolExecutor
 
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx, max_tasks_per_child=1) as ex:
+    # one spawn per worker, not per shard: a spawn and its imports cost ~1 s, a test-sized shard milliseconds
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as ex:
         try:
             return list(ex.map(_recompute, tasks))
         except ReproError:
