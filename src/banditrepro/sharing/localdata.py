@@ -17,7 +17,8 @@ import shutil
 from pathlib import Path
 
 from banditrepro import ReproError
-from banditrepro.layout import SIDECAR_SUFFIX, arrays_of
+from banditrepro.filehash import file_sha256
+from banditrepro.layout import SIDECAR_SUFFIX, arrays_of, sidecar_of, split_key
 
 
 def local_data(plan, root, into: Path, datasets) -> tuple[dict, dict]:
@@ -131,9 +132,6 @@ def check_sidecars(c, local: dict, result) -> None:
     checkout's name, the sha256 of the prepared file it was computed from; its measured seconds and versions
     cannot be checked (one line for them all)."""
     import json
-
-    from banditrepro.filehash import file_sha256
-    from banditrepro.layout import sidecar_of, split_key
 
     dataset, horizon, algo = split_key(c.cell)
     sha = file_sha256(local[dataset]) if c.byte else None

@@ -1,7 +1,8 @@
 """The shards ``banditrepro verify`` recomputes: a uniform sample drawn with a seed, each recomputed from its name
-alone in a process of its own, from this checkout's prepared data, and compared with the stored shard: byte for
-byte where this checkout names the shard's folder as the source does, else every array within a stated
-tolerance (banditrepro/sharing/verify.py says when, banditrepro/sharing/differences.py compares).
+alone in a freshly spawned worker process (not the verifier's), from this checkout's prepared data, and compared
+with the stored shard: byte for byte where this checkout names the shard's folder as the source does, else every
+array within a stated tolerance (banditrepro/sharing/verify.py says when, banditrepro/sharing/differences.py
+compares).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from banditrepro import ReproError
 from banditrepro.layout import split_key
 from banditrepro.sharing.differences import first_difference
-from banditrepro.sharing.localdata import results_rel
+from banditrepro.sharing.localdata import check_sidecars, results_rel
 
 # Relative tolerance on float64 values (final_*, half_*, instance fields) where this checkout names a shard's
 # folder otherwise than the shard's path does (another numerics stack or code). The same random streams through
@@ -43,8 +44,6 @@ def check_shards(plan, cells, local: dict, sample, seed, jobs, scratch: Path, re
     """Recompute a uniform sample of ``cells``' shards (verify.CellCheck; ``sample`` None: all) and compare
     each with the stored one: bytes where this checkout names the shard's folder alike, else every array within
     the tolerances; every shard's sidecar is checked against its name."""
-    from banditrepro.sharing.localdata import check_sidecars
-
     pool = [(c, first, last, path) for c in cells for first, last, path in c.shards]
     result.shards_total = len(pool)
     for c in cells:

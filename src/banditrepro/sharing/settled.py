@@ -36,7 +36,6 @@ FILES = (CSV, STATE, REPORT, *FIGURES)
 # bytes: the default config's claims-settled.csv is ~30 KiB, state.json ~60 KiB (rounds × cells), the figure
 # ~300 KiB; 1000× room, far below the reader's per-file limit (received.MAX_MEMBER_BYTES)
 LIMITS = {CSV: 16 * 2**20, STATE: 16 * 2**20, REPORT: 16 * 2**20, FIGURES[0]: 64 * 2**20, FIGURES[1]: 64 * 2**20}
-STATE_VERSION = 1  # settle_run.STATE_VERSION (not imported: the reader loads no settle code)
 DESCRIPTIONS = {  # what the bundle's crate says of each (sharing/crate.py)
     CSV: "banditrepro settle's verdicts: every claim decided by a confidence sequence valid at every number of runs",
     STATE: "banditrepro settle's state: its rounds (every cell's runs), CPU, the α split, each claim's decision",
@@ -89,6 +88,7 @@ def check(src) -> None:
 
 def state_of(src) -> dict:
     """A source's settle/state.json, read as a record: a JSON object of settle's version with its rounds."""
+    from banditrepro.settle_run import STATE_VERSION  # deferred as check's columns: read only when one is sent
 
     try:
         state = json.loads(src.read_bytes(src.results / STATE).decode("utf-8"))
