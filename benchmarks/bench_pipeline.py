@@ -148,7 +148,7 @@ def run_plain_loop(workdir: Path, cores: int, data: Path) -> dict:
     for c in todo:
         key = cell_key(*c)
         for a, b in plan.cell_shards[key]:
-            files[(c, (a, b))] = lay.shard(*c, plan.cell_names[key], a, b)
+            files[(c, (a, b))] = lay.shard(*c, plan.names.shards[key], a, b)
     jobs = [(c, ab, plan.config["base_seed"], lay.prepared_file(c[0]), path) for (c, ab), path in files.items()]
     with ProcessPoolExecutor(cores, initializer=_worker_init) as pool:
         cpu, kernel, load = (sum(x) for x in zip(*pool.map(_cells_task, jobs, chunksize=4)))

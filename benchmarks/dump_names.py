@@ -50,7 +50,7 @@ def dump(root: Path) -> dict:
         plan = build_plan(cfg, root, scan=False)
         n = plan.names
         out[label] = _jsonable({
-            "cells": plan.cell_names, "data": n.data, "summary": n.summary, "figure": n.figure,
+            "cells": plan.names.shards, "data": n.data, "summary": n.summary, "figure": n.figure,
             "leaderboard": n.leaderboard, "claims": n.claims, "runtime": n.runtime, "report": n.report,
             "software": n.software, "probes": n.probes,
             "leaderboard_code": {p: digests.leaderboard_digest(challengers.arena_figures(plan.figures, p))

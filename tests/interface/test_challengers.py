@@ -118,5 +118,5 @@ def test_build_plan_with_and_without_challengers_plans_the_same_paper_cells():
     plain = build_plan(_config(), ROOT, scan=False)
     more = build_plan(_config(challengers={"uniform-pairs": None}), ROOT, scan=False)
     assert {k: more.cell_runs[k] for k in plain.cell_runs} == plain.cell_runs
-    assert {k: more.cell_names[k] for k in plain.cell_names} == plain.cell_names
+    assert {k: more.names.shards[k] for k in plain.names.shards} == plain.names.shards
     assert {k.split("/")[2] for k in set(more.cell_runs) - set(plain.cell_runs)} == {"uniform-pairs"}

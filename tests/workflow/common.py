@@ -113,7 +113,7 @@ from banditrepro.workflow.plan import build_plan, split_key
 
 cfg = load_config(Path.cwd(), [Path(f).resolve() for f in json.loads(sys.argv[1])], json.loads(sys.argv[2]))
 p = build_plan(cfg, ".")
-cells = {c: {"key": p.cell_names[c], "folder": p.cell_folder(c), "summary": p.summary_of(*split_key(c)),
+cells = {c: {"key": p.names.shards[c], "folder": p.cell_folder(c), "summary": p.summary_of(*split_key(c)),
              "shards": [p.shard(c, a, b) for a, b in p.cell_shards[c]],
              "missing": [p.shard(c, a, b) for a, b in p.cell_shards[c] if (c, a, b) in p.missing]}
          for c in p.cell_runs}

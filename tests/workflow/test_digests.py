@@ -1,6 +1,6 @@
 """Digests computed from import closures (banditrepro.workflow.digests): an edit changes the digests of exactly
 the jobs whose code imports the edited module, however indirectly, and so (banditrepro/workflow/names.py) the
-names of exactly their results: plan.cell_names differs only for the cells whose code was edited."""
+names of exactly their results: plan.names.shards differs only for the cells whose code was edited."""
 
 import shutil
 import textwrap
@@ -68,11 +68,11 @@ def _cell_names(code_root=None) -> dict:
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     cfg.update(yaml.safe_load((ROOT / TEST_CONFIG).read_text()))
     if code_root is None:
-        return build_plan(cfg, ROOT, scan=False).cell_names
+        return build_plan(cfg, ROOT, scan=False).names.shards
     real = digests.cell_code
     with pytest.MonkeyPatch.context() as m:
         m.setattr(digests, "cell_code", lambda algo, root=closure.ROOT: real(algo, code_root))
-        return build_plan(cfg, ROOT, scan=False).cell_names
+        return build_plan(cfg, ROOT, scan=False).names.shards
 
 
 def _renamed(before: dict, after: dict) -> set:

@@ -27,8 +27,8 @@ def _plan(**extra):
 
 def _changed(a, b) -> dict:
     """What is named differently in plan ``b`` than in plan ``a``: the cells, and each table of Names."""
-    out = {"cells": {c for c in a.cell_names.keys() | b.cell_names.keys()
-                     if a.cell_names.get(c) != b.cell_names.get(c)}}
+    out = {"cells": {c for c in a.names.shards.keys() | b.names.shards.keys()
+                     if a.names.shards.get(c) != b.names.shards.get(c)}}
     for table in ("data", "summary", "figure", "leaderboard"):
         x, y = getattr(a.names, table), getattr(b.names, table)
         out[table] = {k for k in x.keys() | y.keys() if x.get(k) != y.get(k)}
@@ -208,8 +208,8 @@ def test_a_dataset_that_is_its_own_fallback_is_refused_in_one_line(tmp_path):
 
 def test_every_cell_of_a_plan_has_its_own_key_and_folder(here):
     plan = _plan()
-    assert len(set(plan.cell_names.values())) == len(plan.cell_runs)  # parameter sets and horizons apart
-    assert all(plan.cell_folder(c).endswith(f"/{c}/{k}") for c, k in plan.cell_names.items())
+    assert len(set(plan.names.shards.values())) == len(plan.cell_runs)  # parameter sets and horizons apart
+    assert all(plan.cell_folder(c).endswith(f"/{c}/{k}") for c, k in plan.names.shards.items())
     # every dataset drawn is named, with its fallback (yelp prepares from sushi16 unless a file is given)
     assert {c.split("/")[0] for c in plan.cell_runs} <= set(plan.names.data) and "sushi16" in plan.names.data
 
@@ -225,7 +225,7 @@ def test_names_carry_each_cells_shards_key_and_the_parts_it_covers(here):
         dataset, horizon, algo = split_key(cell)
         assert parts == names.cell_parts(algo, digests.cell_code(algo), plan.names.data[dataset], horizon,
                                          plan.config["base_seed"])
-        assert plan.names.shards[cell] == names.key_of_parts(parts) == plan.cell_names[cell]
+        assert plan.names.shards[cell] == names.key_of_parts(parts)
     records = publish.cell_records(plan)
     assert all({k: rec[k] for k in names.PARTS} == plan.names.parts[c] and rec["key"] == plan.names.shards[c]
                for c, rec in records.items())
@@ -255,7 +255,7 @@ def test_shard_sizes_and_the_results_folder_change_no_name(here):
     one = _plan(runs_per_shard=1)
     assert one.cell_shards != auto.cell_shards  # other shards hold the same runs, under the same names
     for other in (one, _plan(batch_minutes=20)):
-        assert other.cell_names == auto.cell_names and other.names == auto.names
+        assert other.names.shards == auto.names.shards and other.names == auto.names
     # another folder: the same shards, summaries and figures (the run-time table's and the report's keys cover
     # the summaries' paths, which are inside the folder like the store entries they name)
     c = _changed(auto, _plan(results_dir="results/elsewhere"))
@@ -377,15 +377,15 @@ def test_a_plan_made_before_the_probes_ran_is_renamed_as_a_plan_made_after(here)
     """A first run plans before its probes run; rule `all` renames the figures and what reads them once they
     have (Plan.rename_outputs), so a store entry is named by the probe it saw, as the next run's plan names it."""
     plan = _plan()
-    unprobed = (dict(plan.cell_names), dict(plan.names.summary), dict(plan.names.figure), plan.names.claims)
+    unprobed = (dict(plan.names.shards), dict(plan.names.summary), dict(plan.names.figure), plan.names.claims)
     plan.rename_outputs()  # nothing probed since: no name changes
-    assert (plan.cell_names, plan.names.summary, plan.names.figure, plan.names.claims) == unprobed
+    assert (plan.names.shards, plan.names.summary, plan.names.figure, plan.names.claims) == unprobed
     status = Path(plan.layout.status_file("yahoo30"))
     status.parent.mkdir(parents=True)
     status.write_text(json.dumps({"available": False, "reason": "offline"}))
     plan.rename_outputs()
     fresh = _plan()
-    assert plan.names == fresh.names and plan.cell_names == fresh.cell_names
+    assert plan.names == fresh.names and plan.names.shards == fresh.names.shards
     assert plan.names.figure != unprobed[2] and plan.names.summary == unprobed[1]
     assert plan.store.claims_csv == fresh.store.claims_csv  # the store paths follow the names
 

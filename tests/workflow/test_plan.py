@@ -142,7 +142,7 @@ def test_planning_writes_and_deletes_nothing_and_gives_the_same_plan_twice(tmp_p
     again, twice = build_plan(_test_config(), ROOT), build_plan(_test_config(), ROOT)
     cluster = build_plan(_test_config(batch_minutes=20), ROOT)
     assert _listing(folder) == before
-    assert again.cell_names == twice.cell_names and again.names == twice.names
+    assert again.names.shards == twice.names.shards and again.names == twice.names
     assert again.batches == twice.batches and again.missing == twice.missing and cluster.batches
     assert again.cell_shards == plan.cell_shards  # the shards written are still the cells' shards
 
@@ -255,7 +255,7 @@ def test_a_challenger_added_packs_its_own_shards_and_regroups_no_one_elses(tmp_p
     assert set(papers.batches) < set(joined.batches)  # every batch as it was (name and shards)
     new = {s for b in set(joined.batches) - set(papers.batches) for s in b.shards}
     assert new and {kernel_of(c) for c, _, _ in new} == {"uniform-pairs"}
-    assert all(joined.cell_names[c] == k for c, k in papers.cell_names.items())
+    assert all(joined.names.shards[c] == k for c, k in papers.names.shards.items())
 
 
 def test_cluster_mode_makes_few_batches_and_local_mode_about_one_shard_each(tmp_path, monkeypatch):
@@ -296,9 +296,9 @@ def test_build_plan_paths_come_from_the_layout(tmp_path, monkeypatch):
     ds, h, algo = split_key(key)
     a, b = plan.cell_shards[key][0]
     path = plan.shard(key, a, b)
-    assert path == lay.shard(ds, h, algo, plan.cell_names[key], a, b)
+    assert path == lay.shard(ds, h, algo, plan.names.shards[key], a, b)
     assert path == f"{lay.results_dir}/{plan.shard_id(key, a, b)}" == f"{plan.cell_folder(key)}/runs{a}-{b}.npz"
-    assert plan.shard_id(key, a, b) == f"cells/{key}/{plan.cell_names[key]}/runs{a}-{b}.npz"
+    assert plan.shard_id(key, a, b) == f"cells/{key}/{plan.names.shards[key]}/runs{a}-{b}.npz"
     assert plan.cell_files(ds, h, algo) == [plan.shard(key, a, b) for a, b in plan.cell_shards[key]]
     assert plan.summary_of(ds, h, algo) == f"{lay.summaries}/{key}/{plan.names.summary[(ds, h, algo)]}.npz"
     assert plan.prepared_of_cell(key) == f"{lay.prepared}/{ds}/{plan.names.data[ds]}.json"

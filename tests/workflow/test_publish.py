@@ -87,8 +87,8 @@ def test_every_store_entry_is_copied_to_its_fixed_path_and_listed_with_its_key(h
                                 for src, dest, key in pairs}}
     # every cell with its shards' key and what the key covers (the key recomputes from the parts); the config
     # without the keys that change no result's bytes
-    assert sorted(cells) == sorted(plan.cell_names) and config["base_seed"] == 7
-    assert all(rec["key"] == plan.cell_names[c] == names.key_of_parts(rec) for c, rec in cells.items())
+    assert sorted(cells) == sorted(plan.names.shards) and config["base_seed"] == 7
+    assert all(rec["key"] == plan.names.shards[c] == names.key_of_parts(rec) for c, rec in cells.items())
     assert "shard_seconds" not in config and "batch_minutes" not in config and config["runs"] == plan.config["runs"]
     fig = plan.figures[0]
     assert record["files"][f"figures/{fig.paper}/{fig.id}.png"]["key"] == plan.names.figure[(fig.paper, fig.id)]

@@ -93,7 +93,7 @@ def _plan_names():
     cfg = yaml.safe_load((ROOT / "config/config.yaml").read_text())
     cfg.update(yaml.safe_load((ROOT / ".test/config/config.yaml").read_text()))
     plan = build_plan(cfg, ROOT, scan=False)
-    return plan.cell_names, plan.names, plan.store.software_json
+    return plan.names.shards, plan.names, plan.store.software_json
 
 
 @pytest.mark.parametrize("dist", ["snakemake", "pandas", "numpy", "a-new-distribution"])

@@ -153,7 +153,7 @@ def merge(sources: list, into: Path, plan, keep_foreign: bool = False) -> Outcom
     for src in sources:
         for s in src.shards():
             held = Held(src.given, s.cell, s.key, s.first, s.last, s.path, src)
-            if plan.cell_names.get(s.cell) == s.key:
+            if plan.names.shards.get(s.cell) == s.key:
                 chosen.append(held)
                 continue
             why = why_foreign(s.cell, s.key, plan, src)
@@ -207,7 +207,7 @@ def stored_shards(folder: Path) -> list[tuple[int, int]]:
 def why_foreign(cell: str, key: str, plan, src) -> str:
     """Why a shard's name is not the one this config gives its cell: the parts that differ, where the source's
     published.json records the cell under that key."""
-    ours = plan.cell_names.get(cell)
+    ours = plan.names.shards.get(cell)
     if ours is None:
         return "its cell is not one of this config's (other papers, challengers or horizons)"
     rec = src.cells.get(cell)

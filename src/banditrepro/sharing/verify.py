@@ -294,7 +294,7 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
     if all(trusted.values()):
         result.checked.add("published.json")
     out, folders_of = [], _key_folders(src)
-    for cell in sorted(plan.cell_names):
+    for cell in sorted(plan.names.shards):
         dataset = split_key(cell)[0]
         if dataset in unrun:
             continue
@@ -303,7 +303,7 @@ def _cells(plan, src, result: Result, unrun: set, absent: dict) -> list[CellChec
             for key in folders:
                 result.skip(f"{shards_rel(cell, key)}/", f"{dataset} cannot be prepared here: {absent[dataset]}")
             continue
-        ours, rec = plan.cell_names[cell], recorded.get(cell) if isinstance(recorded.get(cell), dict) else {}
+        ours, rec = plan.names.shards[cell], recorded.get(cell) if isinstance(recorded.get(cell), dict) else {}
         if ours in folders:
             key, byte, why = ours, True, ""
         elif rec.get("key") in folders or len(folders) == 1:

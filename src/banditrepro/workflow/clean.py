@@ -182,7 +182,7 @@ def unnamed(root: str, keep, written) -> list[Unit]:
 def named(plan) -> dict[str, tuple[str, set[str], object]]:
     """kind -> (its folder, the paths the plan names there, the check of a file the workflow writes there)."""
     lay = plan.layout
-    cells = {plan.cell_folder(c) for c in plan.cell_names}
+    cells = {plan.cell_folder(c) for c in plan.names.shards}
     summaries = {p for cell in plan.names.summary for p in _with_sidecar(lay.summary(*cell))}
     entries = {os.path.dirname(src) for src, _, _ in pairs(plan)}
     batches = {p for b in plan.batches for p in (lay.batch_spec(b.name), lay.batch_done(b.name))}

@@ -102,10 +102,6 @@ class Plan:
         return self.layout.stored()
 
     @property
-    def cell_names(self) -> dict[str, str]:  # cell key -> its shards' key (names.shards_key): Names holds them
-        return self.names.shards
-
-    @property
     def cluster(self) -> bool:
         return self.config.get("batch_minutes") is not None
 
@@ -128,14 +124,14 @@ class Plan:
         return os.path.relpath(self.root / p)
 
     def shard(self, cell: str, first: int, last: int) -> str:
-        return self.layout.shard(*split_key(cell), self.cell_names[cell], first, last)
+        return self.layout.shard(*split_key(cell), self.names.shards[cell], first, last)
 
     def shard_id(self, cell: str, first: int, last: int) -> str:
         """A shard's path under the results folder: its name, which names its batch."""
-        return shard_rel(cell, self.cell_names[cell], first, last)
+        return shard_rel(cell, self.names.shards[cell], first, last)
 
     def cell_folder(self, cell: str) -> str:
-        return f"{self.layout.cell_dir(*split_key(cell))}/{self.cell_names[cell]}"
+        return f"{self.layout.cell_dir(*split_key(cell))}/{self.names.shards[cell]}"
 
     def log(self, *parts: str) -> str:
         """A job log of this config: <logs>/<parts...>.log (logs/ or logs/<name>/, see Layout.logs)."""
