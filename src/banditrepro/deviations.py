@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from banditrepro import ReproError
+from banditrepro import ReproError, yamlfile
 
 REQUIRED = ("id", "paper", "what", "ours")
 EFFECT_REQUIRED = ("figure", "ours", "variant")
@@ -19,12 +19,10 @@ EFFECT_REQUIRED = ("figure", "ours", "variant")
 
 def load_deviations(path) -> list[dict]:
     """The list under ``deviations``; one-line ReproError for a missing file or a missing field."""
-    import yaml
-
     path = Path(path)
     if not path.exists():
         raise ReproError(f"deviations file not found: {path}")
-    doc = yaml.safe_load(path.read_text()) or {}
+    doc = yamlfile.load(path.read_text()) or {}
     items = doc.get("deviations", [])
     for k, d in enumerate(items):
         missing = [f for f in REQUIRED if not d.get(f)]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from banditrepro import ReproError
+from banditrepro import ReproError, yamlfile
 from banditrepro import algorithms as registry
 
 SCHEMA = Path(__file__).with_name("figures.schema.yaml")
@@ -73,9 +73,8 @@ def _algo_ref(fig: str, entry: dict[str, Any]) -> AlgoRef:
 
 def _validate(doc: dict) -> None:
     import jsonschema
-    import yaml
 
-    schema = yaml.safe_load(SCHEMA.read_text())
+    schema = yamlfile.load(SCHEMA.read_text())
     errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path))
     if errors:
         err = errors[0]
@@ -85,8 +84,6 @@ def _validate(doc: dict) -> None:
 
 def read_manifest(path: str | Path) -> dict:
     """The manifest as one validated mapping paper -> entry (one YAML file, or every *.yaml of a folder)."""
-    import yaml
-
     path = Path(path)
     if not path.exists():
         raise ReproError(f"figure manifest not found: {path}")
@@ -94,8 +91,8 @@ def read_manifest(path: str | Path) -> dict:
     doc = {}
     for f in files:  # one file per paper; a paper key may appear in one file only
         try:
-            part = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-        except (OSError, ValueError, yaml.YAMLError) as exc:  # unreadable, not UTF-8, not YAML
+            part = yamlfile.load(f.read_text(encoding="utf-8")) or {}
+        except (OSError, ValueError, yamlfile.Error) as exc:  # unreadable, not UTF-8, not YAML
             raise ReproError(f"figure manifest {f}: cannot read it ({' '.join(str(exc).split())[:200]})") from None
         if not isinstance(part, dict):
             raise ReproError(f"figure manifest {f}: expected a mapping of papers, got {type(part).__name__}")

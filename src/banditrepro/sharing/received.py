@@ -32,7 +32,7 @@ import re
 import stat
 from pathlib import Path
 
-from banditrepro import ReproError
+from banditrepro import ReproError, yamlfile
 from banditrepro.layout import parse_cell, parse_shard_rel
 from banditrepro.sharing import settled
 from banditrepro.sharing.refusal import BadSource  # noqa: F401 (the reader's error; its users import it here)
@@ -158,9 +158,8 @@ def _schema_dir() -> Path:
 def _validator(kind: str):
     """The JSON Schema of a record (workflow/schemas/), compiled once per process."""
     import jsonschema
-    import yaml
 
-    schema = yaml.safe_load((_schema_dir() / SCHEMAS[kind]).read_text())
+    schema = yamlfile.load((_schema_dir() / SCHEMAS[kind]).read_text())
     return jsonschema.Draft202012Validator(schema)
 
 

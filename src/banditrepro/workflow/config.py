@@ -18,9 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
-from banditrepro import ReproError
+from banditrepro import ReproError, yamlfile
 
 SCHEMA = "workflow/schemas/config.schema.yaml"  # under the project root
 
@@ -144,7 +142,7 @@ def check_config(cfg: dict, schema_path) -> dict:
     the first error."""
     apply_aliases(cfg)
     cell_runs_from_command_line(cfg)
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = yamlfile.load(Path(schema_path).read_text())
     line = error_line(schema, cfg)
     if line:
         raise ConfigError(line)
@@ -173,8 +171,8 @@ def declared_datasets(path, root) -> dict:
     shaped as the workflow shapes it; outside a project folder (``root`` None) there is no schema to shape by, and
     they are read as the file writes them. ``ConfigError`` (one line) on a file that is no config."""
     try:
-        doc = yaml.safe_load(Path(path).read_text()) or {}
-    except yaml.YAMLError as exc:
+        doc = yamlfile.load(Path(path).read_text()) or {}
+    except yamlfile.Error as exc:
         raise ConfigError(f"config file {path}: unreadable YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(doc, dict):
         raise ConfigError(f"config file {path}: not a mapping of config keys")

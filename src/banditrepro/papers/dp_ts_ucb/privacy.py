@@ -22,7 +22,6 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from banditrepro import ReproError
 from banditrepro.algorithms.gdp import C0, eta_dp_ts_ucb, eta_dp_ts_ucb_thm46, eta_m_ts_gaussian, eta_ts_gaussian, phi
@@ -60,6 +59,9 @@ def delta_of_epsilon(eps, eta):
     Evaluated as Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a))) with ``log_ndtr``, which stays accurate when both terms
     are tiny (small η) or when η is in the thousands. δ = 0 at η = 0; the result is clipped to [0, 1].
     """
+    from scipy.special import log_ndtr  # here, not at the top: scipy.special costs ~0.2 CPU-s to import, and
+    # every Snakemake invocation imports this module (the figure kinds are registered at parse time)
+
     e = _positive("epsilon", eps)
     h = _nonneg("eta", eta)
     e, h = np.broadcast_arrays(e, h)
