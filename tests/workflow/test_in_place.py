@@ -8,9 +8,11 @@ What the names now guarantee besides, at every step: a shard file that exists is
 covers everything its bytes depend on, so a change computes new files beside it), a step back to a config
 already run computes no shard, and a changed data file computes only the cells drawn from it.
 
-The test config restricted to its smallest paper (winner-stays: 46 cells, every kind of change applies to
-it), so that eleven in-place runs and seven fresh ones take minutes; a step that returns to a config already
-run compares with that run instead of a new one."""
+The narrowed test config (tests/workflow/common.py SUBSET: Winner Stays at T <= 500, 46 cells; every kind of
+change applies to it). The walk starts in a `cp -a` clone of the session's narrowed reference (tests/conftest.py),
+which is the fresh run of its first config, and the capped step caps at T = 300 (every panel's horizon and
+cell is new). Ten in-place runs and seven fresh ones; a step that returns to a config already run compares with
+that run instead of a new one."""
 
 from __future__ import annotations
 
@@ -18,13 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.workflow.common import MIRROR, TEST_CONFIG, copy_project, shard_files, smk
+from tests.workflow.common import NARROWED_SHARDS, TEST_RESULTS, clone, run_narrowed, shard_files
 from tests.workflow.common import shards_computed as computed
 
 pytestmark = pytest.mark.workflow
-
-BASE = [f"data_mirrors=['{MIRROR}']", "papers=[winner-stays]"]
-PLACE = "results/in-place"
 
 
 def outputs(results: Path) -> dict[str, bytes]:
@@ -35,21 +34,13 @@ def outputs(results: Path) -> dict[str, bytes]:
     return {str(p.relative_to(results)): p.read_bytes() for p in files if p.is_file() and p.name != "runtime.csv"}
 
 
-def test_every_change_in_place_equals_a_fresh_run(tmp_path):
-    if not MIRROR.is_dir():
-        pytest.skip("offline data mirror ../shared/data not present")
-    project = copy_project(tmp_path / "project")
-    # Yelp from a user's matrix file (the catalog's `path`), so the data can change under the workflow
-    catalog = project / "config/datasets.yaml"
-    catalog.write_text(catalog.read_text().replace("    path: null ", "    path: yelp.txt ", 1))
-    (project / "yelp.txt").write_text("0.5 0.6 0.7\n0.4 0.5 0.6\n0.3 0.4 0.5\n")
+def test_every_change_in_place_equals_a_fresh_run(narrowed_reference, tmp_path):
+    project = clone(narrowed_reference, tmp_path / "project")  # its results/test: the fresh run of the start
+    place = project / TEST_RESULTS
     fresh_runs = iter(range(100))
-    place = project / PLACE
 
     def run(results: str, config: list[str]) -> dict[str, bytes]:
-        r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *BASE, f"results_dir={results}", *config,
-                cwd=project)
-        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+        run_narrowed(project, *config, results=results)
         return outputs(project / results)
 
     def step(config: list[str], same_as: dict | None = None) -> list[str]:
@@ -57,7 +48,7 @@ def test_every_change_in_place_equals_a_fresh_run(tmp_path):
         shards it computed. No shard file that existed before is rewritten (a former layout kept a cell's
         shards in one folder per seed and code only and overwrote them when its data changed)."""
         shards, log = shard_files(place), computed(place)
-        here = run(PLACE, config)
+        here = run(TEST_RESULTS, config)
         after = shard_files(place)
         rewritten = sorted(k for k in shards if after.get(k) != shards[k])
         assert not rewritten, f"{config}: rewrote or removed existing shard files {rewritten[:10]}"
@@ -68,17 +59,24 @@ def test_every_change_in_place_equals_a_fresh_run(tmp_path):
         return computed(place)[len(log):]
 
     results: dict[tuple, dict] = {}
-    first = run(PLACE, [])
+    first = outputs(place)
     assert "leaderboards/winner-stays.csv" not in first and len(first) >= 16  # claims and five tables, 3 formats
-    assert len(computed(place)) == 46
+    assert len(computed(place)) == NARROWED_SHARDS
     assert step(["base_seed=8"])
     # back to seed 7: its shards, summaries and store entries are still there; before, the summaries at fixed
     # paths had to follow the seed
     assert not step([], same_as=first)
     assert step(["runs=3"])
     assert not step([], same_as=first)  # fewer runs again: the summaries of two runs exist
-    capped = ["max_runs=2", "max_horizon=1000"]
-    assert step(capped)
+    # T = 300 (below every panel's 500 and the rounds figure's 400), at most 2 runs. Yelp from here on from a
+    # user's matrix file (the catalog's `path`), so the data can change under the workflow; its cells are new
+    # at this horizon anyway (with the sushi16 substitute before)
+    capped = ["max_runs=2", "max_horizon=300"]
+    catalog = project / "config/datasets.yaml"
+    catalog.write_text(catalog.read_text().replace("    path: null ", "    path: yelp.txt ", 1))
+    (project / "yelp.txt").write_text("0.5 0.6 0.7\n0.4 0.5 0.6\n0.3 0.4 0.5\n")
+    by_cap = step(capped)
+    assert by_cap and all("/T300/" in p for p in by_cap), by_cap
     manifest = project / "config/figures/winner-stays.yaml"
     manifest.write_text(manifest.read_text().replace("params: {alpha: 0.51}", "params: {alpha: 0.7}"))
     assert step(capped)  # an algorithm parameter

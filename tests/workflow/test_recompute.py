@@ -1,11 +1,11 @@
 """Recompute on request and after `clean` (docs/decisions.md#recompute-on-request): a `cp -a` clone of the session's
-finished test-config run (tests/workflow/conftest.py `test_run`), then in place: a kernel edit and its run (new cell
-keys beside the old), `banditrepro clean --remove` (exactly the old keys' folders go, nothing a published file comes
-from), the edit undone (exactly the removed shards are computed again, same bytes, the first run's claims and
-tables); `clean --shards rucb --remove` (exactly RUCB's shards are computed again, same bytes); in that same run a
-shard's sidecar from another numpy with its summary forced (reproduction.md names the figures whose shards came from
-two stacks). Three Snakemake runs (the session's run computed everything), each one algorithm's cells and what reads
-them."""
+narrowed reference (tests/conftest.py `narrowed_reference`: one finished run of the narrowed test config, Winner
+Stays at T <= 500), then in place: a kernel edit and its run (new cell keys beside the old), `banditrepro clean
+--remove` (exactly the old keys' folders go, nothing a published file comes from), the edit undone (exactly the
+removed shards are computed again, same bytes, the first run's claims and tables); `clean --shards rucb --remove`
+(exactly RUCB's shards are computed again, same bytes); in that same run a shard's sidecar from another numpy with
+its summary forced (reproduction.md names the figures whose shards came from two stacks). Three Snakemake runs (the
+reference computed everything), each one algorithm's cells and what reads them."""
 
 import json
 import os
@@ -17,26 +17,25 @@ from pathlib import Path
 import pytest
 
 from tests.workflow.common import (
-    MIRROR_ARG,
+    SUBSET,
     TEST_CONFIG,
     TEST_RESULTS,
     clone,
     computed,
     edit_function,
-    smk,
+    run_narrowed,
 )
 
 
 def _run(proj: Path, *extra: str):
-    r = smk("--configfile", TEST_CONFIG, *MIRROR_ARG, "--cores", "2", *extra, cwd=proj)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    return r
+    return run_narrowed(proj, args=extra)
 
 
 def _clean(proj: Path, *args: str) -> str:
+    # the copy's (edited) code names; the narrowed config, as the runs
     r = subprocess.run([sys.executable, "-m", "banditrepro", "clean", "--project", str(proj), "--configfile",
-                        str(proj / TEST_CONFIG), *args], capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "PYTHONPATH": str(proj / "src")})  # the copy's (edited) code names
+                        str(proj / TEST_CONFIG), *args, "--config", *SUBSET], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "PYTHONPATH": str(proj / "src")})
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -60,8 +59,8 @@ def _folder(shard: str) -> str:
 
 
 @pytest.mark.workflow
-def test_clean_then_undo_and_recompute_on_request(test_run, tmp_path):
-    proj = clone(test_run[0], tmp_path / "proj")  # the test config run in full (beside the paper-like results)
+def test_clean_then_undo_and_recompute_on_request(narrowed_reference, tmp_path):
+    proj = clone(narrowed_reference, tmp_path / "proj")  # the narrowed test config run in full
     res = proj / TEST_RESULTS
     first, published = _shards(proj), _published(proj)
     rucb = sorted(s for s in first if s.split("/")[3] == "rucb")
