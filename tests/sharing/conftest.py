@@ -4,9 +4,12 @@ config narrowed to Winner Stays at T <= 500 (about 30 s on 2 cores), the session
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import tempfile
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,30 @@ def project(reference, tmp_path) -> Path:
 
 RESULTS = TEST_RESULTS
 CLI = [sys.executable, "-m", "banditrepro"]
+
+
+def in_process(argv: list[str], cwd: Path, tmp: Path | None = None) -> subprocess.CompletedProcess:
+    """``banditrepro ARGV`` as `python -m banditrepro` runs it (banditrepro.cli.main, whose return value is the exit
+    status), called in this process in ``cwd``: its exit status, stdout and stderr, as ``subprocess.run`` gives
+    them. ``tmp``: its temporary folder (tempfile's, which $TMPDIR sets for a process). It spares a Python start-up
+    and the package's imports (~1 CPU-s) per call; each command keeps tests that spawn it for real (the exit status
+    as a shell sees it)."""
+    from banditrepro.cli import main
+
+    out, err, here, was = io.StringIO(), io.StringIO(), os.getcwd(), tempfile.tempdir
+    os.chdir(cwd)
+    if tmp is not None:
+        tempfile.tempdir = str(tmp)
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                status = main([str(a) for a in argv])
+            except SystemExit as exc:  # argparse's own errors
+                status = exc.code
+    finally:
+        os.chdir(here)
+        tempfile.tempdir = was
+    return subprocess.CompletedProcess(["banditrepro", *argv], status, out.getvalue(), err.getvalue())
 
 
 def run_bundle(proj: Path, *args: str, env=None) -> subprocess.CompletedProcess:

@@ -19,18 +19,15 @@ import stat
 import subprocess
 import sys
 import tarfile
-import tempfile
 import unicodedata
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from banditrepro.cli import main
 from banditrepro.sharing import received
-from tests.sharing.conftest import RESULTS, SUBSET
+from tests.sharing.conftest import RESULTS, SUBSET, in_process
 from tests.workflow.common import TEST_CONFIG, clone
 
 pytestmark = pytest.mark.workflow
@@ -213,29 +210,10 @@ def command(name: str, source: Path, proj: Path) -> list[str]:
 SPAWNED = {("traversal ../", "verify"), ("folder: symlink to outside", "merge"), ("truncated gzip", "compare")}
 
 
-def spawned(argv: list[str], cwd: Path, tmp: Path) -> tuple[int, str, str]:
+def spawned(argv: list[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp)}
-    r = subprocess.run([sys.executable, "-m", "banditrepro", *argv], cwd=cwd, capture_output=True, text=True,
-                       timeout=300, env=env)
-    return r.returncode, r.stdout, r.stderr
-
-
-def in_process(argv: list[str], cwd: Path, tmp: Path) -> tuple[int, str, str]:
-    """banditrepro.cli.main(argv), what `python -m banditrepro` exits with, run here in ``cwd`` with ``tmp`` as the
-    temporary folder (tempfile's, which $TMPDIR sets for a process); its exit status, stdout and stderr."""
-    out, err, here, was = io.StringIO(), io.StringIO(), os.getcwd(), tempfile.tempdir
-    os.chdir(cwd)
-    tempfile.tempdir = str(tmp)
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            try:
-                status = main(argv)
-            except SystemExit as exc:  # argparse's own errors (none expected here)
-                status = exc.code
-    finally:
-        os.chdir(here)
-        tempfile.tempdir = was
-    return status, out.getvalue(), err.getvalue()
+    return subprocess.run([sys.executable, "-m", "banditrepro", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
 
 
 def test_every_hostile_source_is_refused_by_verify_merge_and_compare_with_one_line(corpus, target, tmp_path):
@@ -248,8 +226,8 @@ def test_every_hostile_source_is_refused_by_verify_merge_and_compare_with_one_li
         case, name = job
         tmp = tmp_path / f"tmp-{jobs.index(job)}"
         tmp.mkdir()
-        status, out, err = how(command(name, corpus[case], target), target, tmp)
-        return case, name, status, out, err, sorted(p.name for p in tmp.iterdir())
+        r = how(command(name, corpus[case], target), target, tmp)
+        return case, name, r.returncode, r.stdout, r.stderr, sorted(p.name for p in tmp.iterdir())
 
     # the spawned pairs run beside the in-process ones (those change this process's working folder, which a
     # child given its own cwd does not see)
