@@ -1,6 +1,7 @@
 """``banditrepro compare A B`` (banditrepro/sharing/compare.py): a run agrees with itself, its clone and its bundle;
 a changed verdict is one exact line and exit 1; another seed and more runs are named figure by figure; bad input
-is one line and exit 2. The end-to-end tests share the session's reference run and make at most one more."""
+is one line and exit 2. The end-to-end tests share the session's reference run and make at most one more; they call
+the command in this process (tests/sharing/conftest.py ``in_process``) but for one spawned call per exit status."""
 
 from __future__ import annotations
 
@@ -17,15 +18,19 @@ import pytest
 
 from banditrepro.sharing import compare
 from banditrepro.sharing.sources import Source
-from tests.sharing.conftest import RESULTS, run
+from tests.sharing.conftest import RESULTS, in_process, run
 from tests.workflow.common import ROOT
 
 CLI = [sys.executable, "-m", "banditrepro"]
 
 
-def banditrepro(proj: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, "compare", *args, "--project", str(proj)], cwd=proj, capture_output=True,
-                          text=True, timeout=900)
+def banditrepro(proj: Path, *args: str, spawn: bool = False) -> subprocess.CompletedProcess:
+    """``banditrepro compare ARGS`` in ``proj``: in this process (``in_process``), or as a process of its own
+    (``spawn``: one call per exit status, 0, 1 and 2)."""
+    argv = ["compare", *args, "--project", str(proj)]
+    if not spawn:
+        return in_process(argv, proj)
+    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=900)
 
 
 def lines_of(r, prefix: str) -> list[str]:
@@ -109,7 +114,7 @@ def test_a_run_agrees_with_itself_its_clone_and_its_bundle(reference, project, b
     bundle = bundled[0]  # made by banditrepro bundle
     n_claims = len(read_rows(res / "claims.csv")) - 1
     for other in (str(res), str(project / RESULTS), str(bundle)):
-        r = banditrepro(reference, str(res), other)
+        r = banditrepro(reference, str(res), other, spawn=other == str(res))
         assert r.returncode == 0, r.stderr
         assert not lines_of(r, "claim ") and not lines_of(r, "figure ") and not lines_of(r, "note")
         assert r.stdout.splitlines()[-1].startswith(f"compare: 0 of {n_claims} claims changed verdict; 0 of ")
@@ -132,7 +137,7 @@ def test_a_changed_verdict_is_one_exact_line_and_exit_1(project):
 
     write_rows(a / "claims.csv", edited(rows, {1: ("reproduced", "1", "1.5"), -1: ("inconclusive", "0.5", "2")}))
     write_rows(b / "claims.csv", edited(rows, {1: ("not reproduced", "0.25", "1.25")})[:-1])  # the last row gone
-    r = banditrepro(project, str(a), str(b))
+    r = banditrepro(project, str(a), str(b), spawn=True)
     assert r.returncode == 1, r.stderr
 
     def name(row) -> str:
@@ -177,11 +182,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     (made / "cells").mkdir(parents=True)  # a results folder without claims.csv
     (tmp_path / "file.txt").write_text("x")
     (tmp_path / "broken.tar.gz").write_bytes(b"not gzip")
-    for args, said in (((str(tmp_path / "absent"), str(made)), "neither a results folder nor a bundle"),
-                       ((str(tmp_path / "file.txt"), str(made)), "neither a results folder nor a bundle"),
-                       ((str(made), str(made)), "no claims.csv"),
-                       ((str(tmp_path / "broken.tar.gz"), str(made)), "cannot be unpacked"),
-                       ((str(tmp_path / "absent.tar.gz"), str(made)), "no such bundle")):
-        r = banditrepro(ROOT, *args)
+    cases = (((str(tmp_path / "absent"), str(made)), "neither a results folder nor a bundle"),
+             ((str(tmp_path / "file.txt"), str(made)), "neither a results folder nor a bundle"),
+             ((str(made), str(made)), "no claims.csv"),
+             ((str(tmp_path / "broken.tar.gz"), str(made)), "cannot be unpacked"),
+             ((str(tmp_path / "absent.tar.gz"), str(made)), "no such bundle"))
+    for i, (args, said) in enumerate(cases):
+        r = banditrepro(ROOT, *args, spawn=i == 0)  # the first as a process: exit status 2 as a shell sees it
         assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and said in r.stderr, (args, r.stderr)

@@ -2,7 +2,10 @@
 to escape, exhaust or mislead the reader. Each is given to ``verify``, ``merge`` and ``compare``: exit status 2,
 one line on stderr, nothing on stdout, nothing left in the temporary folder, and the target project's results
 and data byte-identical. Most need no run at all (refused before any plan); the folder cases are clones of the
-session's reference run, whose bundle (``bundled``) gives the truncated case."""
+session's reference run, whose bundle (``bundled``) gives the truncated case. One pair per command runs as a real
+``python -m banditrepro`` process (its exit status as the shell sees it); the others call the same entry point,
+banditrepro.cli.main, in this process (stdout, stderr and the temporary folder captured likewise), which spares a
+Python start-up and the package's imports per pair."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from banditrepro.sharing import received
-from tests.sharing.conftest import RESULTS, SUBSET
+from tests.sharing.conftest import RESULTS, SUBSET, in_process
 from tests.workflow.common import TEST_CONFIG, clone
 
 pytestmark = pytest.mark.workflow
@@ -194,33 +197,47 @@ def snapshot(proj: Path) -> dict[str, bytes]:
 
 
 def command(name: str, source: Path, proj: Path) -> list[str]:
-    cli = [sys.executable, "-m", "banditrepro", name]
+    """The arguments of ``banditrepro NAME`` for this source and target (after ``python -m banditrepro``)."""
     if name == "verify":
-        return [*cli, str(source), "--project", str(proj)]
+        return [name, str(source), "--project", str(proj)]
     if name == "merge":
-        return [*cli, str(source), "--into", RESULTS, "--configfile", TEST_CONFIG, "--config", *SUBSET, "--project",
+        return [name, str(source), "--into", RESULTS, "--configfile", TEST_CONFIG, "--config", *SUBSET, "--project",
                 str(proj)]
-    return [*cli, str(source), RESULTS, "--project", str(proj)]
+    return [name, str(source), RESULTS, "--project", str(proj)]
+
+
+# the pairs run as a process of their own, one per command (the exit status path of `python -m banditrepro`)
+SPAWNED = {("traversal ../", "verify"), ("folder: symlink to outside", "merge"), ("truncated gzip", "compare")}
+
+
+def spawned(argv: list[str], cwd: Path, tmp: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp)}
+    return subprocess.run([sys.executable, "-m", "banditrepro", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
 
 
 def test_every_hostile_source_is_refused_by_verify_merge_and_compare_with_one_line(corpus, target, tmp_path):
     assert len(corpus) >= 20
+    jobs = [(case, name) for case in corpus for name in ("verify", "merge", "compare")]
+    assert SPAWNED <= set(jobs)
     before = snapshot(target)
 
-    def attempt(job):
+    def attempt(job, how):
         case, name = job
-        tmp = tmp_path / f"tmp-{abs(hash(job))}"
+        tmp = tmp_path / f"tmp-{jobs.index(job)}"
         tmp.mkdir()
-        env = {**os.environ, "PYTHONPATH": SRC, "TMPDIR": str(tmp)}
-        r = subprocess.run(command(name, corpus[case], target), cwd=target, capture_output=True, text=True,
-                           timeout=300, env=env)
-        return case, name, r, sorted(p.name for p in tmp.iterdir())
+        r = how(command(name, corpus[case], target), target, tmp)
+        return case, name, r.returncode, r.stdout, r.stderr, sorted(p.name for p in tmp.iterdir())
 
-    jobs = [(case, name) for case in corpus for name in ("verify", "merge", "compare")]
+    # the spawned pairs run beside the in-process ones (those change this process's working folder, which a
+    # child given its own cwd does not see)
     with ThreadPoolExecutor(3) as pool:
-        outcomes = list(pool.map(attempt, jobs))
-    wrong = [(case, name, r.returncode, r.stdout[-300:], r.stderr[-500:], left) for case, name, r, left in outcomes
-             if not (r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1 and not left)]
+        children = [pool.submit(attempt, job, spawned) for job in sorted(SPAWNED)]
+        outcomes = [attempt(job, in_process) for job in jobs if job not in SPAWNED]
+        outcomes += [c.result() for c in children]
+    assert len(outcomes) == len(jobs)
+    wrong = [(case, name, status, out[-300:], err[-500:], left) for case, name, status, out, err, left in outcomes
+             if not (status == 2 and out == "" and len(err.splitlines()) == 1 and not left)]
     assert wrong == [], wrong
     assert snapshot(target) == before
     for path in corpus.values():  # the sources are read, never written: a clone keeps its shards and records

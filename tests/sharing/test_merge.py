@@ -1,7 +1,8 @@
 """``banditrepro merge`` (banditrepro/sharing/merge.py): a foreign shard is refused naming the part of its name that
 differs (kept under its own name with --keep-foreign); two copies of a run that disagree stop the merge with
 nothing written; runs split across two machines combine into what one machine computes; challengers computed
-by two labs join one leaderboard; bad input is one line."""
+by two labs join one leaderboard; bad input is one line. The command runs in this process (tests/sharing/conftest.py
+``in_process``) but for one spawned call per exit status (0, 1, 2)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from banditrepro.cell import SHARED_KEYS
 from banditrepro.shardformat import is_curve
 from banditrepro.workflow.names import key_of_parts
-from tests.sharing.conftest import RESULTS, SUBSET, run
+from tests.sharing.conftest import RESULTS, SUBSET, in_process, run
 from tests.sharing.crafted import bundle_folder, rewrite_npz
 from tests.workflow.common import TEST_CONFIG, clone, plan_of, shards_computed, tree_digest
 
@@ -31,10 +32,13 @@ CHALLENGER_B = "challengers={rmed1: {kweight: 0.5}}"
 BOTH = "challengers={rucb: {alpha: 0.6}, rmed1: {kweight: 0.5}}"
 
 
-def merge(proj: Path, *args: str, config=()) -> subprocess.CompletedProcess:
-    """``banditrepro merge ARGS`` in ``proj`` for the narrowed test config (``config``: more KEY=VALUE)."""
-    return subprocess.run([*CLI, "merge", *map(str, args), "--configfile", TEST_CONFIG, "--config", *SUBSET, *config,
-                           "--project", str(proj)], cwd=proj, capture_output=True, text=True, timeout=600)
+def merge(proj: Path, *args: str, config=(), spawn: bool = False) -> subprocess.CompletedProcess:
+    """``banditrepro merge ARGS`` in ``proj`` for the narrowed test config (``config``: more KEY=VALUE): in this
+    process (``in_process``), or as a process of its own (``spawn``: one call per exit status, 0, 1 and 2)."""
+    argv = ["merge", *map(str, args), "--configfile", TEST_CONFIG, "--config", *SUBSET, *config, "--project", str(proj)]
+    if not spawn:
+        return in_process(argv, proj)
+    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=600)
 
 
 def published_cells(results: Path) -> dict:
@@ -88,7 +92,7 @@ def test_a_foreign_shard_is_refused_naming_what_differs_and_kept_only_with_keep_
     seeded = shard_of(src, cell, rec["key"]).relative_to(src)
     stray = shard_of(src, other, "ffffffffffffffff").relative_to(src)
 
-    r = merge(project, src, "--into", "results/m")
+    r = merge(project, src, "--into", "results/m", spawn=True)
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert f"refused {seeded} from {src}: its name covers other base_seed than this config's (base_seed 8 here 7)" \
@@ -164,15 +168,16 @@ def _outputs(results: Path) -> dict[str, bytes]:
 
 
 def test_runs_split_across_two_machines_combine_into_one_computation(project):
-    # machine A runs 0-1 of every cell; machine B runs 2-3 only (first_run: shards, nothing published)
-    run(project, "runs=2", "max_runs=2", results="results/a")
+    """Each machine computes only shards (what merge reads; the figures are drawn from the merged folder): A runs
+    0-1 of every cell (`--until simulate`), B runs 2-3 (first_run: shards, nothing published)."""
+    run(project, "runs=2", "max_runs=2", results="results/a", args=("--until", "simulate"))
     run(project, "runs=4", "max_runs=4", "first_run=2", results="results/b")
     b = project / "results/b"
     assert shards_computed(b) and all(Path(s).name.startswith("runs2-") or Path(s).name.startswith("runs3-")
                                       for s in shards_computed(b))
     assert not (b / "published.json").exists()
-    n = len(published_cells(project / "results/a"))
-    r = merge(project, "results/a", "results/b", "--into", "results/m")
+    n = len(published_cells(project / RESULTS))  # the reference run's cells: A's (runs 0-1 of each, below)
+    r = merge(project, "results/a", "results/b", "--into", "results/m", spawn=True)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("merged ") and lines[0].endswith(f" shards (runs 0-1 of {n} cells) from results/a")
@@ -187,9 +192,11 @@ def test_runs_split_across_two_machines_combine_into_one_computation(project):
 
 
 def test_challengers_computed_by_two_labs_join_one_leaderboard(reference, project, tmp_path):
+    """Each lab computes its challenger's shards (`--until simulate`: what merge reads); the leaderboard is drawn
+    where they are merged."""
     lab_a, lab_b = clone(reference, tmp_path / "a"), clone(reference, tmp_path / "b")
-    run(lab_a, CHALLENGER_A)
-    run(lab_b, CHALLENGER_B)
+    run(lab_a, CHALLENGER_A, args=("--until", "simulate"))
+    run(lab_b, CHALLENGER_B, args=("--until", "simulate"))
     before = len(shards_computed(project / RESULTS))
     r = merge(project, lab_a / RESULTS, lab_b / RESULTS, "--into", RESULTS, config=(BOTH,))
     assert r.returncode == 0, r.stdout + r.stderr
@@ -217,8 +224,8 @@ def test_bad_input_is_one_line_and_exit_status_2(project, tmp_path):
         "exists and is not a folder": (project / RESULTS, "--into", f"{RESULTS}/claims.csv"),
         "--into RESULTS_DIR is required": (project / RESULTS,),
     }
-    for says, args in cases.items():
-        r = merge(project, *args)
+    for i, (says, args) in enumerate(cases.items()):
+        r = merge(project, *args, spawn=i == 0)  # the first as a process: exit status 2 as a shell sees it
         assert r.returncode == 2 and r.stdout == "", (says, r.stdout, r.stderr)
         assert len(r.stderr.splitlines()) == 1 and says in r.stderr, (says, r.stderr)
     assert not (project / "results/m").exists() and not (tmp_path / "elsewhere").exists()
@@ -235,8 +242,7 @@ def test_a_killed_merges_staging_is_removed_by_the_next_and_ignored_by_plan_and_
     # a plan of the folder and `clean` do not see it (they look in cells/, summaries/, store/, batches/)
     plan = plan_of(project, TEST_CONFIG, **NARROWED)
     assert all(not c["missing"] for c in plan["cells"].values())
-    r = subprocess.run([*CLI, "clean", "--project", str(project), "--configfile", TEST_CONFIG, "--config", *SUBSET],
-                       cwd=project, capture_output=True, text=True, timeout=300)
+    r = in_process(["clean", "--project", str(project), "--configfile", TEST_CONFIG, "--config", *SUBSET], project)
     assert r.returncode == 0 and ".merge-" not in r.stdout, r.stdout + r.stderr
     # the next merge (every shard already there) removes it, and writes nothing else
     source = a_results_copy(into, tmp_path / "B")

@@ -2,7 +2,9 @@
 a summary, a table, a claims row or a verdict of reproduction.md (folder or bundle) is caught and named; prepared
 data come from this checkout; whether bytes must agree is decided by this checkout's names, never by the source's
 records; a shard named otherwise is compared array by array within the stated tolerance; the sample is uniform and
-its stated power holds; bad input is one line; ``--record`` reaches the report."""
+its stated power holds; bad input is one line; ``--record`` reaches the report. The end-to-end tests call the
+command in this process (tests/sharing/conftest.py ``in_process``) but for three that spawn it, one per exit status
+(0 an unaltered run, 1 an edit found with --all, 2 bad input)."""
 
 from __future__ import annotations
 
@@ -21,15 +23,19 @@ import pytest
 
 from banditrepro.atomic import npz_bytes
 from banditrepro.sharing import differences, recompute, verify
-from tests.sharing.conftest import RESULTS, run
+from tests.sharing.conftest import RESULTS, in_process, run
 from tests.workflow.common import shards_computed
 
 CLI = [sys.executable, "-m", "banditrepro"]
 
 
-def banditrepro(proj: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, "verify", *args, "--project", str(proj)], cwd=proj, capture_output=True,
-                          text=True, timeout=900)
+def banditrepro(proj: Path, *args: str, spawn: bool = False) -> subprocess.CompletedProcess:
+    """``banditrepro verify ARGS`` in ``proj``: in this process (``in_process``), or as a process of its own
+    (``spawn``: the tests of an unaltered run, an edit found with --all and bad input, one per exit status)."""
+    argv = ["verify", *args, "--project", str(proj)]
+    if not spawn:
+        return in_process(argv, proj)
+    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=900)
 
 
 def mismatches(r) -> list[str]:
@@ -99,8 +105,9 @@ def test_the_first_differing_value_of_a_text_is_named():
 
 @pytest.mark.workflow
 def test_an_unaltered_run_passes_says_what_was_not_checked_and_how_to_draw_its_sample_again(project):
+    """The sample drawn again from its seed, with --record: the record reaches the report and reproduction.md."""
     before = sorted(p.relative_to(project) for p in project.rglob("*"))
-    r = banditrepro(project, RESULTS, "--sample", "4")  # no --seed: a fresh one, printed
+    r = banditrepro(project, RESULTS, "--sample", "4", spawn=True)  # no --seed: a fresh one, printed
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     seed = int(re.fullmatch(r"sample drawn with seed (\d+); to draw it again: banditrepro verify (\S+) --sample 4 "
@@ -123,9 +130,18 @@ def test_an_unaltered_run_passes_says_what_was_not_checked_and_how_to_draw_its_s
     assert "verified" not in lines[-1].split(":")[0]  # never "verified" for what was not checked
     assert not mismatches(r) and sorted(p.relative_to(project) for p in project.rglob("*")) == before  # nothing written
     again = banditrepro(project, RESULTS, "--sample", "4", "--seed", str(seed), "--record")
+    assert again.returncode == 0, again.stdout + again.stderr
     assert again.stdout.splitlines()[-3] == lines[-2]  # the last line: "recorded in …"
     record = json.loads((project / RESULTS / "verification.json").read_text())
     assert record["seed"] == seed and len(record["shards"]["sampled"]) == 4
+    # the record reaches the report and reproduction.md
+    assert record["result"] == "pass" and record["stack"]["numba"]
+    computed = shards_computed(project / RESULTS)
+    run(project)  # the report is named by the record: made again, and no shard computed
+    assert shards_computed(project / RESULTS) == computed
+    for name in ("report.md", "reproduction.md"):
+        text = (project / RESULTS / name).read_text()
+        assert "## Software and provenance" in text and record["summary"] in text, name
 
 
 @pytest.mark.workflow
@@ -147,7 +163,7 @@ def test_a_number_edited_in_a_shard_is_caught_with_all(project):
         key = next(k for k in sorted(z.files) if k.startswith("final_"))
         run0 = int(z["run"][0])
     old, new = edit_npz(shard, key, (0,))
-    r = banditrepro(project, RESULTS, "--all")
+    r = banditrepro(project, RESULTS, "--all", spawn=True)
     assert r.returncode == 1, r.stdout + r.stderr
     rel = str(shard.relative_to(project / RESULTS))
     found = mismatches(r)
@@ -172,7 +188,8 @@ def test_an_edited_shard_is_caught_when_sampled(project):
 
 
 @pytest.mark.workflow
-def test_a_number_edited_in_a_summary_a_table_or_a_claims_row_is_named(project):
+def test_a_number_edited_in_a_summary_a_table_a_claims_row_or_a_verdict_of_reproduction_md_is_named(project):
+    """Four edits in one folder, each named by its own MISMATCH line (and no other line)."""
     res = project / RESULTS
     summary = sorted((res / "summaries").rglob("*.npz"))[0]
     with np.load(summary) as z:
@@ -189,6 +206,10 @@ def test_a_number_edited_in_a_summary_a_table_or_a_claims_row_is_named(project):
     was = claims[1][verdict]
     claims[1][verdict] = "reproduced" if was != "reproduced" else "not reproduced"
     write_csv(res / "claims.csv", claims)
+    text = (res / "reproduction.md").read_text()
+    flipped = flip_first_verdict(text)
+    assert flipped != text
+    (res / "reproduction.md").write_text(flipped)
     r = banditrepro(project, RESULTS, "--sample", "1")
     assert r.returncode == 1, r.stdout + r.stderr
     found = mismatches(r)
@@ -197,11 +218,13 @@ def test_a_number_edited_in_a_summary_a_table_or_a_claims_row_is_named(project):
     assert (f"MISMATCH {table.relative_to(res)}: row 1, column {rows[0][col]!r}: {rows[1][col]!r} stored, "
             f"{stored!r} re-derived") in found, found
     assert f"MISMATCH claims.csv: row 1, column 'verdict': {claims[1][verdict]!r} stored, {was!r} re-derived" in found
-    # the edited table and claims.csv no longer equal their store entries either; the summary's edit reaches no
-    # table (tables are re-derived from re-derived summaries), nor the reports (re-rendered from re-derived claims)
+    assert any(m.startswith("MISMATCH reproduction.md: line ") and "re-rendered" in m for m in found), found
+    # the edited table, claims.csv and reproduction.md no longer equal their store entries either; the summary's
+    # edit reaches no table (tables are re-derived from re-derived summaries), nor the reports (re-rendered from
+    # re-derived claims: reproduction.md differs only by its own edit)
     assert sorted(m.split(":")[0] for m in found) == sorted([
         f"MISMATCH {rel_summary}", f"MISMATCH {table.relative_to(res)}", f"MISMATCH {table.relative_to(res)}",
-        "MISMATCH claims.csv", "MISMATCH claims.csv"]), found
+        "MISMATCH claims.csv", "MISMATCH claims.csv", "MISMATCH reproduction.md", "MISMATCH reproduction.md"]), found
 
 
 def flip_first_verdict(text: str) -> str:
@@ -286,29 +309,20 @@ def test_a_shard_named_otherwise_is_compared_array_by_array_within_the_tolerance
                for m in mismatches(r)), r.stdout
 
 
-@pytest.mark.workflow
-def test_a_verdict_flipped_in_reproduction_md_of_a_folder_is_caught(project):
-    path = project / RESULTS / "reproduction.md"
-    text = path.read_text()
-    flipped = flip_first_verdict(text)
-    assert flipped != text
-    path.write_text(flipped)
-    r = banditrepro(project, RESULTS, "--sample", "1")
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert any(m.startswith("MISMATCH reproduction.md: line ") and "re-rendered" in m for m in mismatches(r)), r.stdout
-
-
-def rebundle(bundle: Path, out: Path, name: str, edit) -> Path:
-    """``bundle`` with member ``name``'s bytes replaced by ``edit(bytes)`` and its checksums.sha256 line made to
-    match: a bundle that passes ``sha256sum -c``, so that only verify's own checks can catch it."""
+def rebundle(bundle: Path, out: Path, edits: dict) -> Path:
+    """``bundle`` with each member ``name`` of ``edits`` holding ``edits[name](bytes)`` and its checksums.sha256 line
+    made to match: a bundle that passes ``sha256sum -c``, so that only verify's own checks can catch it."""
     with tarfile.open(bundle, "r:gz") as tar:
         members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
     data = dict((m.name, b) for m, b in members)
-    new = edit(data[name])
-    assert new != data[name]
-    sums = data["checksums.sha256"].decode().replace(
-        f"{hashlib.sha256(data[name]).hexdigest()}  {name}", f"{hashlib.sha256(new).hexdigest()}  {name}")
-    data.update({name: new, "checksums.sha256": sums.encode()})
+    sums = data["checksums.sha256"].decode()
+    for name, edit in edits.items():
+        new = edit(data[name])
+        assert new != data[name]
+        sums = sums.replace(f"{hashlib.sha256(data[name]).hexdigest()}  {name}",
+                            f"{hashlib.sha256(new).hexdigest()}  {name}")
+        data[name] = new
+    data["checksums.sha256"] = sums.encode()
     with tarfile.open(out, "w:gz") as tar:
         for m, _ in members:
             if m.isfile():
@@ -320,16 +334,9 @@ def rebundle(bundle: Path, out: Path, name: str, edit) -> Path:
 
 
 @pytest.mark.workflow
-def test_a_verdict_flipped_in_a_bundles_reproduction_md_is_caught(project, bundled, tmp_path):
-    out = rebundle(bundled[0], tmp_path / "flipped.tar.gz", "results/reproduction.md",
-                   lambda b: flip_first_verdict(b.decode()).encode())
-    r = banditrepro(project, str(out), "--sample", "1")
-    assert r.returncode == 1, r.stdout + r.stderr
-    assert any(m.startswith("MISMATCH reproduction.md: line ") for m in mismatches(r)), r.stdout
-
-
-@pytest.mark.workflow
-def test_a_bundle_carrying_an_altered_prepared_file_is_caught(project, bundled, tmp_path):
+def test_a_verdict_flipped_in_a_bundles_reproduction_md_and_an_altered_prepared_file_are_caught(project, bundled,
+                                                                                             tmp_path):
+    """One bundle carrying both edits (its checksums made to match): each is named by its own MISMATCH line."""
     with tarfile.open(bundled[0], "r:gz") as tar:
         name = next(m.name for m in tar.getmembers() if m.name.startswith("data/prepared/utility10/"))
 
@@ -338,31 +345,19 @@ def test_a_bundle_carrying_an_altered_prepared_file_is_caught(project, bundled, 
         rec["description"] = rec.get("description", "") + " (altered)"
         return json.dumps(rec).encode()
 
-    out = rebundle(bundled[0], tmp_path / "data.tar.gz", name, alter)
+    out = rebundle(bundled[0], tmp_path / "edited.tar.gz", {
+        "results/reproduction.md": lambda b: flip_first_verdict(b.decode()).encode(), name: alter})
     r = banditrepro(project, str(out), "--sample", "1")
     assert r.returncode == 1, r.stdout + r.stderr
+    assert any(m.startswith("MISMATCH reproduction.md: line ") for m in mismatches(r)), r.stdout
     assert any(m.startswith(f"MISMATCH {name}: differs from the file this checkout prepares") for m in mismatches(r))
 
 
 @pytest.mark.workflow
 def test_bad_input_is_one_line_and_exit_2(project, tmp_path):
-    for args in ([str(tmp_path / "nowhere")], [str(tmp_path / "x.tar.gz")], ["--sample", "-1"]):
-        r = banditrepro(project, *args)
+    for i, args in enumerate(([str(tmp_path / "nowhere")], [str(tmp_path / "x.tar.gz")], ["--sample", "-1"])):
+        r = banditrepro(project, *args, spawn=i == 0)  # the first as a process: exit status 2 as a shell sees it
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not r.stdout, (args, r.stderr)
     (tmp_path / "b.tar.gz").write_bytes(b"not a bundle")
     r = banditrepro(project, str(tmp_path / "b.tar.gz"), "--record")
     assert r.returncode == 2 and "--record" in r.stderr
-
-
-@pytest.mark.workflow
-def test_a_recorded_verification_reaches_the_report_and_reproduction(project):
-    r = banditrepro(project, RESULTS, "--sample", "2", "--record")
-    assert r.returncode == 0, r.stdout + r.stderr
-    record = json.loads((project / RESULTS / "verification.json").read_text())
-    assert record["result"] == "pass" and isinstance(record["seed"], int) and record["stack"]["numba"]
-    before = shards_computed(project / RESULTS)
-    run(project)  # the report is named by the record: made again, and no shard computed
-    assert shards_computed(project / RESULTS) == before
-    for name in ("report.md", "reproduction.md"):
-        text = (project / RESULTS / name).read_text()
-        assert "## Software and provenance" in text and record["summary"] in text, name

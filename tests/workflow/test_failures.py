@@ -97,28 +97,31 @@ def test_ctrl_c_ends_with_how_to_resume_and_the_same_command_computes_only_what_
 
 
 SLOW = """
-import time
+import os, time
 from banditrepro.algorithms import AlgorithmSpec
 from banditrepro.plugins import Recorder
 
 def run(instance, T, tab, grid, rng):
-    time.sleep({seconds})
+    time.sleep(float(os.environ.get("SLOW_DUELS_SECONDS", "0")))
     rec = Recorder(tab, grid)
     rec.play(0, 0, T)
     return rec.result()
 
 SPEC = AlgorithmSpec(name="slow-duels", label="Slow", problem="duel", citation="test", run=run)
 """
-SLOW_SECONDS = 2.0  # per run: a batch of 8 runs is 16 s of work
+# per run, read from the environment (the plugin's code, hence its cells' names, the same in every run): the
+# interrupted run's batch of 8 runs is 16 s of work; the run that resumes it sleeps not at all
+SLOW_SECONDS = 2.0
 
 
 def test_sigterm_stops_a_batch_before_its_next_shard_and_the_next_run_resumes(test_run, tmp_path):
     """Snakemake answers SIGTERM with "Will exit after finishing currently running jobs"; an in-process batch
     of 8 two-second shards (a challenger that sleeps) would go on for 14 s more. It stops before its next
-    shard, and the same command afterwards computes the rest, none twice."""
+    shard, and the same command afterwards computes the rest, none twice (its shards sleep no more: only
+    which shards it computes matters there)."""
     from tests.interface.test_plugin import fake_plugin
 
-    site = fake_plugin(tmp_path / "site", "slow-duels", "slow_duels", SLOW.format(seconds=SLOW_SECONDS),
+    site = fake_plugin(tmp_path / "site", "slow-duels", "slow_duels", SLOW,
                        {"slow-duels": "slow_duels:SPEC"})
     copy = clone(test_run[0], tmp_path / "copy")
     env = {"PYTHONPATH": f"{copy / 'src'}:{site}"}
@@ -132,7 +135,7 @@ def test_sigterm_stops_a_batch_before_its_next_shard_and_the_next_run_resumes(te
     command = [*SNAKEMAKE, "-s", str(copy / "Snakefile"), *args]
     before = computed(copy)
     p = subprocess.Popen(command, cwd=copy, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env={**os.environ, **env})
+                         env={**os.environ, **env, "SLOW_DUELS_SECONDS": str(SLOW_SECONDS)})
     try:
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and len(computed(copy)) == len(before) and p.poll() is None:
@@ -150,7 +153,7 @@ def test_sigterm_stops_a_batch_before_its_next_shard_and_the_next_run_resumes(te
     assert "stopped on SIGTERM" in err, err[-3000:]
     assert 1 <= len(first) < 8, first  # stopped mid-batch
     assert not (copy / plan["results"] / "batches" / f"{batch}.done").exists()
-    r = smk(*args, cwd=copy, env=env)
+    r = smk(*args, cwd=copy, env={**env, "SLOW_DUELS_SECONDS": "0"})
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     prefix = len(plan["results"]) + 1
     assert sorted(computed(copy)[len(before):]) == sorted(s[prefix:] for s in cell["shards"])  # each once
