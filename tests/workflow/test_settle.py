@@ -1,8 +1,10 @@
 """``banditrepro settle`` (issue 45, points 1, 5, 6): rounds extending only undecided claims' cells, decided or
 stopped at max runs, resumed after a stop between rounds, and a settle continued from runs pooled from two
-machines ending as one machine's. On the test config narrowed to Winner Stays at T = 500 (about 10 s per
-20 runs of every cell on 2 cores); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on).
-The config key ``cell_runs`` it drives: absent, the plan is the same; listed, only the listed cells change."""
+machines ending as one machine's. On the test config narrowed to Winner Stays at T = 500 (tests/workflow/common.py
+SUBSET); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on). Both settles start from a
+clone of the session's narrowed reference (that config's run at 2 runs, 3 where a figure asks more: its prepared
+data and first runs on disk), as a user settles after a first run. The config key ``cell_runs`` it drives:
+absent, the plan is the same; listed, only the listed cells change."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from tests.workflow.common import (
     ROOT,
     TEST_CONFIG,
     TEST_RESULTS,
+    clone,
     copy_project,
     error_lines,
     plan_of,
@@ -43,15 +46,24 @@ def settle(proj: Path, *extra: str) -> subprocess.CompletedProcess:
                           text=True, env=env, timeout=900)
 
 
+def settle_here(proj: Path, *extra: str) -> int:
+    """``settle`` through the CLI's ``main`` in this process (only for calls that stop before a round)."""
+    from banditrepro import cli
+
+    return cli.main(["settle", "--project", str(proj), "--configfile", str(proj / TEST_CONFIG), "--config", *NARROW,
+                     *SETTLE, *extra])
+
+
 def state_of(proj: Path) -> dict:
     return json.loads((proj / TEST_RESULTS / "settle/state.json").read_text())
 
 
 @pytest.fixture(scope="module")
-def single(tmp_path_factory):
-    """One machine's settle, stopped after round 1 (``--rounds 1``, as a kill between rounds leaves it) and
-    resumed to the end: (project, state after round 1, final state, the resumed settle's output)."""
-    proj = copy_project(tmp_path_factory.mktemp("settle") / "single")
+def single(narrowed_reference, tmp_path_factory):
+    """One machine's settle in a clone of the narrowed reference, stopped after round 1 (``--rounds 1``, as a kill
+    between rounds leaves it) and resumed to the end: (project, state after round 1, final state, the resumed
+    settle's output)."""
+    proj = clone(narrowed_reference, tmp_path_factory.mktemp("settle") / "single")
     r = settle(proj, "--rounds", "1")
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     first = state_of(proj)
@@ -105,24 +117,28 @@ def test_next_round_lists_only_cells_of_undecided_claims():
     assert next_targets(traced, decisions, grid, now) == {"a": 40}  # shared is at 40 already; d is capped
 
 
-def test_settle_resumes_from_its_last_round(single):
+def test_settle_resumes_from_its_last_round(single, capsys):
     proj, first, state, out = single
     assert len(first["rounds"]) == 1 and first["stopped"] is None
     assert state["rounds"][0] == first["rounds"][0]  # the finished round is kept, not redone
     assert "round 2:" in out and "round 1:" not in out
-    again = settle(proj)  # a finished settle says so and changes nothing
-    assert again.returncode == 0 and "already finished" in again.stdout
+    # a finished settle says so and changes nothing (in this process: it stops before any round)
+    assert settle_here(proj) == 0 and "already finished" in capsys.readouterr().out
     assert state_of(proj) == state
 
 
-def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
-    """Machine A ran runs 0..9 (a whole run), machine B runs 10..19 (first_run=10: shards only); merged into A, a
-    settle there ends with the same verdicts, decision points and per-cell runs as one machine's."""
+def test_settle_continues_from_runs_merged_from_two_machines(single, narrowed_reference, tmp_path):
+    """Machine A ran the narrowed config (a whole run: runs 0..1, 0..2 where a figure asks more; a clone of the
+    narrowed reference), machine B runs 3..19 (first_run=3: shards only); merged into A, a settle there computes
+    only the runs neither machine made (run 2 of the two-run cells, then the extensions) and ends with the same
+    verdicts, decision points and per-cell runs as one machine's."""
     one, _, state, _ = single
-    a, b = copy_project(tmp_path / "a"), copy_project(tmp_path / "b")
-    for proj, extra in ((a, ["runs=10", "max_runs=10"]), (b, ["first_run=10", "runs=20", "max_runs=20"])):
-        r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *NARROW, *extra, cwd=proj)
-        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    a = clone(narrowed_reference, tmp_path / "a")
+    b = copy_project(tmp_path / "b")
+    subprocess.run(["cp", "-a", str(narrowed_reference / "data"), str(b)], check=True)  # its own data: as A's
+    r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *NARROW, "first_run=3", "runs=20",
+            "max_runs=20", cwd=b)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     env = {**os.environ, "PYTHONPATH": str(a / "src")}
     r = subprocess.run([sys.executable, "-m", "banditrepro", "merge", str(b / TEST_RESULTS), "--into", TEST_RESULTS,
                         "--configfile", TEST_CONFIG, "--config", *NARROW, "runs=20", "max_runs=20", "--project",
@@ -138,8 +154,12 @@ def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
     pd.testing.assert_frame_equal(*read)
 
 
-def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(single):
-    proj = single[0]
+def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(tmp_path):
+    """Absent or empty, ``cell_runs`` plans what no key plans; listed, only the listed cell changes; on the
+    command line (`--config 'cell_runs={"<cell>": 45}'`: Snakemake hands the values as strings) it plans what the
+    same mapping in a config file plans; a value or key that is not one is a one-line config error
+    (docs/settle.md#cell_runs)."""
+    proj = copy_project(tmp_path / "p")
     assert "cell_runs" not in (ROOT / "config/config.yaml").read_text()  # the default config has none
     narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
     base = plan_of(proj, TEST_CONFIG, **narrow)
@@ -151,18 +171,7 @@ def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(s
     assert raised["cells"][cell]["shards"] != base["cells"][cell]["shards"]
     assert {c: v for c, v in raised["cells"].items() if c != cell} == \
         {c: v for c, v in base["cells"].items() if c != cell}
-
-
-def test_cell_runs_on_the_command_line_plans_as_in_a_config_file(tmp_path):
-    """`--config 'cell_runs={"<cell>": 45}'` (Snakemake hands the values as strings) plans what the same mapping in a
-    config file plans; a value or key that is not one is a one-line config error (docs/settle.md#cell_runs)."""
-    proj = copy_project(tmp_path / "p")
-    narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
-    base = plan_of(proj, TEST_CONFIG, **narrow)
-    cell = sorted(base["cells"])[0]
-    (proj / "raise.yaml").write_text(json.dumps({"cell_runs": {cell: 45}}))
-    from_file = plan_of(proj, TEST_CONFIG, "raise.yaml", **narrow)
-    assert plan_of(proj, TEST_CONFIG, cell_runs={cell: 45}, **narrow) == from_file != base
+    assert plan_of(proj, TEST_CONFIG, cell_runs={cell: 45}, **narrow) == raised
     for bad, words in ((f"cell_runs={cell}:45", "config error: cell_runs = "),
                        (f"cell_runs={{{cell}: 0}}", f"config error: cell_runs.{cell} = 0: runs of a cell"),
                        ("cell_runs={sushi16: 3}", "a cell key is <dataset>/T<horizon>/<algorithm id>")):
@@ -195,11 +204,14 @@ def test_cell_runs_schema_rejects_a_bad_key_or_count():
     (["--max-runs", "40", "--cpu-hours", "0"], "--cpu-hours must be > 0"),
     (["--config", "cell_runs={a/T1/b: 3}"], "settle sets cell_runs itself"),
 ])
-def test_settle_bad_input_is_one_line_exit_2(args, words, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    r = subprocess.run([sys.executable, "-m", "banditrepro", "settle", "--project", str(ROOT), "--configfile",
-                        TEST_CONFIG, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+def test_settle_bad_input_is_one_line_exit_2(args, words, capsys):
+    """Through the CLI's ``main`` in this process: each is refused before any round (``python -m banditrepro``
+    is ``main``, run as a process by the fixture's settles)."""
+    from banditrepro import cli
+
+    assert cli.main(["settle", "--project", str(ROOT), "--configfile", str(ROOT / TEST_CONFIG), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_settle_stops_when_the_cpu_budget_is_spent(single, tmp_path):
