@@ -1,10 +1,9 @@
 """``banditrepro settle`` (issue 45, points 1, 5, 6): rounds extending only undecided claims' cells, decided or
 stopped at max runs, resumed after a stop between rounds, and a settle continued from runs pooled from two
-machines ending as one machine's. On the test config narrowed to Winner Stays at T = 500 (tests/workflow/common.py
-SUBSET); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on). Both settles start from a
-clone of the session's narrowed reference (that config's run at 2 runs, 3 where a figure asks more: its prepared
-data and first runs on disk), as a user settles after a first run. The config key ``cell_runs`` it drives:
-absent, the plan is the same; listed, only the listed cells change."""
+machines ending as one machine's (machine A: a clone of the session's narrowed reference). On the test config
+narrowed to Winner Stays at T = 500 (tests/workflow/common.py SUBSET; about 10 s per 20 runs of every cell on 2
+cores); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on). The config key
+``cell_runs`` it drives: absent, the plan is the same; listed, only the listed cells change."""
 
 from __future__ import annotations
 
@@ -59,11 +58,10 @@ def state_of(proj: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def single(narrowed_reference, tmp_path_factory):
-    """One machine's settle in a clone of the narrowed reference, stopped after round 1 (``--rounds 1``, as a kill
-    between rounds leaves it) and resumed to the end: (project, state after round 1, final state, the resumed
-    settle's output)."""
-    proj = clone(narrowed_reference, tmp_path_factory.mktemp("settle") / "single")
+def single(tmp_path_factory):
+    """One machine's settle, stopped after round 1 (``--rounds 1``, as a kill between rounds leaves it) and
+    resumed to the end: (project, state after round 1, final state, the resumed settle's output)."""
+    proj = copy_project(tmp_path_factory.mktemp("settle") / "single")
     r = settle(proj, "--rounds", "1")
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     first = state_of(proj)
