@@ -1,9 +1,8 @@
 """``banditrepro settle`` (issue 45, points 1, 5, 6): rounds extending only undecided claims' cells, decided or
 stopped at max runs, resumed after a stop between rounds, and a settle continued from runs pooled from two
-machines ending as one machine's (machine A: a clone of the session's narrowed reference). On the test config
-narrowed to Winner Stays at T = 500 (tests/workflow/common.py SUBSET; about 10 s per 20 runs of every cell on 2
-cores); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on). The config key
-``cell_runs`` it drives: absent, the plan is the same; listed, only the listed cells change."""
+machines ending as one machine's. On the test config narrowed to Winner Stays at T = 500 (about 10 s per
+20 runs of every cell on 2 cores); first round 20, max runs 40 (the asymptotic sequence reads from 20 runs on).
+The config key ``cell_runs`` it drives: absent, the plan is the same; listed, only the listed cells change."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ from tests.workflow.common import (
     ROOT,
     TEST_CONFIG,
     TEST_RESULTS,
-    clone,
+    computed,
     copy_project,
     error_lines,
     plan_of,
@@ -125,25 +124,27 @@ def test_settle_resumes_from_its_last_round(single, capsys):
     assert state_of(proj) == state
 
 
-def test_settle_continues_from_runs_merged_from_two_machines(single, narrowed_reference, tmp_path):
-    """Machine A ran the narrowed config (a whole run: runs 0..1, 0..2 where a figure asks more; a clone of the
-    narrowed reference), machine B runs 3..19 (first_run=3: shards only); merged into A, a settle there computes
-    only the runs neither machine made (run 2 of the two-run cells, then the extensions) and ends with the same
-    verdicts, decision points and per-cell runs as one machine's."""
+def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
+    """Machine A ran runs 0..9 (a whole run), machine B runs 10..19 (first_run=10: shards only); merged into A, a
+    settle there computes no run either machine made and ends with the same verdicts, decision points and
+    per-cell runs as one machine's. (Each machine's prepared data is a copy of the one machine's: preparing
+    is not what this test is about.)"""
     one, _, state, _ = single
-    a = clone(narrowed_reference, tmp_path / "a")
-    b = copy_project(tmp_path / "b")
-    subprocess.run(["cp", "-a", str(narrowed_reference / "data"), str(b)], check=True)  # its own data: as A's
-    r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *NARROW, "first_run=3", "runs=20",
-            "max_runs=20", cwd=b)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    a, b = copy_project(tmp_path / "a"), copy_project(tmp_path / "b")
+    for proj, extra in ((a, ["runs=10", "max_runs=10"]), (b, ["first_run=10", "runs=20", "max_runs=20"])):
+        subprocess.run(["cp", "-a", str(one / "data"), str(proj)], check=True)
+        r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *NARROW, *extra, cwd=proj)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     env = {**os.environ, "PYTHONPATH": str(a / "src")}
     r = subprocess.run([sys.executable, "-m", "banditrepro", "merge", str(b / TEST_RESULTS), "--into", TEST_RESULTS,
                         "--configfile", TEST_CONFIG, "--config", *NARROW, "runs=20", "max_runs=20", "--project",
                         str(a)], cwd=a, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    before = len(computed(a))
     r = settle(a)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    ranges = {tuple(map(int, Path(s).stem.removeprefix("runs").split("-"))) for s in computed(a)[before:]}
+    assert ranges and all(first >= 20 for first, _ in ranges), ranges  # no run A or B made, again
     split = state_of(a)
     assert split["claims"] == state["claims"] and split["stopped"] == state["stopped"]
     assert [x["cell_runs"] for x in split["rounds"]] == [x["cell_runs"] for x in state["rounds"]]
