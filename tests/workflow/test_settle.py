@@ -25,6 +25,7 @@ from tests.workflow.common import (
     ROOT,
     TEST_CONFIG,
     TEST_RESULTS,
+    computed,
     copy_project,
     error_lines,
     plan_of,
@@ -41,6 +42,14 @@ def settle(proj: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "banditrepro", "settle", "--project", str(proj), "--configfile",
                            TEST_CONFIG, "--config", *NARROW, *SETTLE, *extra], cwd=proj, capture_output=True,
                           text=True, env=env, timeout=900)
+
+
+def settle_here(proj: Path, *extra: str) -> int:
+    """``settle`` through the CLI's ``main`` in this process (only for calls that stop before a round)."""
+    from banditrepro import cli
+
+    return cli.main(["settle", "--project", str(proj), "--configfile", str(proj / TEST_CONFIG), "--config", *NARROW,
+                     *SETTLE, *extra])
 
 
 def state_of(proj: Path) -> dict:
@@ -105,22 +114,25 @@ def test_next_round_lists_only_cells_of_undecided_claims():
     assert next_targets(traced, decisions, grid, now) == {"a": 40}  # shared is at 40 already; d is capped
 
 
-def test_settle_resumes_from_its_last_round(single):
+def test_settle_resumes_from_its_last_round(single, capsys):
     proj, first, state, out = single
     assert len(first["rounds"]) == 1 and first["stopped"] is None
     assert state["rounds"][0] == first["rounds"][0]  # the finished round is kept, not redone
     assert "round 2:" in out and "round 1:" not in out
-    again = settle(proj)  # a finished settle says so and changes nothing
-    assert again.returncode == 0 and "already finished" in again.stdout
+    # a finished settle says so and changes nothing (in this process: it stops before any round)
+    assert settle_here(proj) == 0 and "already finished" in capsys.readouterr().out
     assert state_of(proj) == state
 
 
 def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
     """Machine A ran runs 0..9 (a whole run), machine B runs 10..19 (first_run=10: shards only); merged into A, a
-    settle there ends with the same verdicts, decision points and per-cell runs as one machine's."""
+    settle there computes no run either machine made and ends with the same verdicts, decision points and
+    per-cell runs as one machine's. (Each machine's prepared data is a copy of the one machine's: preparing
+    is not what this test is about.)"""
     one, _, state, _ = single
     a, b = copy_project(tmp_path / "a"), copy_project(tmp_path / "b")
     for proj, extra in ((a, ["runs=10", "max_runs=10"]), (b, ["first_run=10", "runs=20", "max_runs=20"])):
+        subprocess.run(["cp", "-a", str(one / "data"), str(proj)], check=True)
         r = smk("--configfile", TEST_CONFIG, "--cores", "2", "--config", *NARROW, *extra, cwd=proj)
         assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     env = {**os.environ, "PYTHONPATH": str(a / "src")}
@@ -128,8 +140,11 @@ def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
                         "--configfile", TEST_CONFIG, "--config", *NARROW, "runs=20", "max_runs=20", "--project",
                         str(a)], cwd=a, capture_output=True, text=True, env=env, timeout=600)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    before = len(computed(a))
     r = settle(a)
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    ranges = {tuple(map(int, Path(s).stem.removeprefix("runs").split("-"))) for s in computed(a)[before:]}
+    assert ranges and all(first >= 20 for first, _ in ranges), ranges  # no run A or B made, again
     split = state_of(a)
     assert split["claims"] == state["claims"] and split["stopped"] == state["stopped"]
     assert [x["cell_runs"] for x in split["rounds"]] == [x["cell_runs"] for x in state["rounds"]]
@@ -138,8 +153,12 @@ def test_settle_continues_from_runs_merged_from_two_machines(single, tmp_path):
     pd.testing.assert_frame_equal(*read)
 
 
-def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(single):
-    proj = single[0]
+def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(tmp_path):
+    """Absent or empty, ``cell_runs`` plans what no key plans; listed, only the listed cell changes; on the
+    command line (`--config 'cell_runs={"<cell>": 45}'`: Snakemake hands the values as strings) it plans what the
+    same mapping in a config file plans; a value or key that is not one is a one-line config error
+    (docs/settle.md#cell_runs)."""
+    proj = copy_project(tmp_path / "p")
     assert "cell_runs" not in (ROOT / "config/config.yaml").read_text()  # the default config has none
     narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
     base = plan_of(proj, TEST_CONFIG, **narrow)
@@ -151,18 +170,7 @@ def test_cell_runs_absent_or_empty_plans_the_same_and_raises_only_listed_cells(s
     assert raised["cells"][cell]["shards"] != base["cells"][cell]["shards"]
     assert {c: v for c, v in raised["cells"].items() if c != cell} == \
         {c: v for c, v in base["cells"].items() if c != cell}
-
-
-def test_cell_runs_on_the_command_line_plans_as_in_a_config_file(tmp_path):
-    """`--config 'cell_runs={"<cell>": 45}'` (Snakemake hands the values as strings) plans what the same mapping in a
-    config file plans; a value or key that is not one is a one-line config error (docs/settle.md#cell_runs)."""
-    proj = copy_project(tmp_path / "p")
-    narrow = {"papers": ["winner-stays"], "max_horizon": 500, "data_mirrors": [str(MIRROR)], "max_runs": 50}
-    base = plan_of(proj, TEST_CONFIG, **narrow)
-    cell = sorted(base["cells"])[0]
-    (proj / "raise.yaml").write_text(json.dumps({"cell_runs": {cell: 45}}))
-    from_file = plan_of(proj, TEST_CONFIG, "raise.yaml", **narrow)
-    assert plan_of(proj, TEST_CONFIG, cell_runs={cell: 45}, **narrow) == from_file != base
+    assert plan_of(proj, TEST_CONFIG, cell_runs={cell: 45}, **narrow) == raised
     for bad, words in ((f"cell_runs={cell}:45", "config error: cell_runs = "),
                        (f"cell_runs={{{cell}: 0}}", f"config error: cell_runs.{cell} = 0: runs of a cell"),
                        ("cell_runs={sushi16: 3}", "a cell key is <dataset>/T<horizon>/<algorithm id>")):
@@ -195,11 +203,14 @@ def test_cell_runs_schema_rejects_a_bad_key_or_count():
     (["--max-runs", "40", "--cpu-hours", "0"], "--cpu-hours must be > 0"),
     (["--config", "cell_runs={a/T1/b: 3}"], "settle sets cell_runs itself"),
 ])
-def test_settle_bad_input_is_one_line_exit_2(args, words, tmp_path):
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    r = subprocess.run([sys.executable, "-m", "banditrepro", "settle", "--project", str(ROOT), "--configfile",
-                        TEST_CONFIG, *args], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
-    assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+def test_settle_bad_input_is_one_line_exit_2(args, words, capsys):
+    """Through the CLI's ``main`` in this process: each is refused before any round (``python -m banditrepro``
+    is ``main``, run as a process by the fixture's settles)."""
+    from banditrepro import cli
+
+    assert cli.main(["settle", "--project", str(ROOT), "--configfile", str(ROOT / TEST_CONFIG), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1, err
 
 
 def test_settle_stops_when_the_cpu_budget_is_spent(single, tmp_path):
