@@ -100,11 +100,45 @@ def narrowed_reference(tmp_path_factory):
     assert after == before, "a test wrote into the shared narrowed reference (clone it instead)"
 
 
+# The longest tests and modules, longest first (CPU-s measured with README's test command on a clean clone:
+# docs/testing.md "Suite time"). pytest-xdist gives a worker its next unit of tests, in collection order (groups
+# of several tests first), whenever it has two or fewer left: a long test handed out last would run on alone
+# while the other worker idles, so these start first and the short ones fill in beside them. Only the order
+# changes; a test not listed (or listed under an old name) keeps its place after them.
+FIRST = (
+    "tests/workflow/test_in_place.py",  # ~120 CPU-s (builds narrowed_reference if it comes first)
+    "tests/workflow/test_challengers.py",  # ~95, with the build of test_run (and project) it starts
+    "tests/workflow/test_settle.py",  # ~105, one group
+    "tests/workflow/test_content_addressing.py",
+    "tests/workflow/test_end_to_end.py",
+    "tests/workflow/test_first_run.py",
+    "tests/workflow/test_reruns.py",
+    "tests/sharing/test_merge.py",
+    "tests/workflow/test_failures.py",
+    "tests/sharing/test_verify.py",
+    "tests/papers/test_figure_hygiene.py",
+    "tests/workflow/test_recompute.py",
+)
+
+
+def pytest_configure(config):
+    # pytest-xdist would hand out the groups of many tests before any single test, by their number of tests
+    # (--loadscope-reorder, its default); the order of FIRST is by measured time instead
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def _rank(nodeid: str) -> int:
+    return next((i for i, prefix in enumerate(FIRST) if nodeid.startswith(prefix)), len(FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     """The tests that take a module-scoped fixture form one pytest-xdist group per module (README's test command
     runs `-n 2 --dist loadgroup`): each such fixture (a settle run, a seed switched in place, …) is then built
     by one worker, once, as without xdist; every other test goes to whichever worker is free. Session fixtures
-    that build a finished run are shared across workers instead (tests/shared_runs.py)."""
+    that build a finished run are shared across workers instead (tests/shared_runs.py). The longest tests are
+    collected first (``FIRST``; a stable sort, so the rest keep their order)."""
+    items.sort(key=lambda item: _rank(item.nodeid))
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         defs = info.name2fixturedefs.values() if info is not None else ()
