@@ -1,8 +1,9 @@
 """Content-addressed results (issue 38, docs/decisions.md#content-addressing), end to end: whatever happened to
 a results folder (a seed switched back and forth with or without Snakemake's metadata, two checkouts sharing
-it, a new numerics stack, read-only commands, a config switched back, kill -9, a moved folder, a challenger
-added), claims.csv and every table (the run-time table aside: run times) are byte for byte those of a fresh
-results folder of the same config, and what exists under its name is never computed again.
+it, read-only commands, a config switched back after more runs per cell, a new numerics stack whose run is
+killed with -9, a moved folder, a challenger added), claims.csv and every table (the run-time table aside: run
+times) are byte for byte those of a fresh results folder of the same config, and what exists under its name is
+never computed again.
 
 The test config narrowed to its smallest paper at a short horizon (46 shards, ~30 s a run on 2 cores): one
 fresh run of it (``reference``, the session's narrowed reference, tests/conftest.py, which the sharing tests
