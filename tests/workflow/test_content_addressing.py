@@ -227,7 +227,7 @@ def test_two_checkouts_share_one_results_dir(reference, tmp_path):
 def test_dry_run_and_read_only_commands_write_nothing(complete, tmp_path):
     """`snakemake -n`, `--list`, `--unlock` (it may touch .snakemake/locks), `--report` (only the file asked
     for) and `banditrepro estimate` write and delete nothing under results/ and data/, on a complete folder and
-    on one with a shard deleted by hand."""
+    on one with a shard deleted by hand. The complete folder's HTML report has a caption per figure."""
     # Before: planning dropped the receipts of batches whose shards were gone, in a dry run too.
     proj, results = complete, complete / TEST_RESULTS
     config = ["--config", *SUBSET, f"results_dir={TEST_RESULTS}"]
@@ -252,6 +252,8 @@ def test_dry_run_and_read_only_commands_write_nothing(complete, tmp_path):
         return estimate
 
     assert "shards: 46, of which 0 to compute" in read_only("complete")
+    # the HTML report has a caption per figure, with the runs per line (banditrepro/workflow/plan.py)
+    assert (tmp_path / "r-complete.html").read_text().count("Configuration: 2 runs per line") >= 3
     shard = sorted((results / "cells").rglob("runs*.npz"))[0]
     shard.unlink()
     # the plan sees it missing and packs a batch for it (its summary, complete under its name, needs nothing)

@@ -145,6 +145,14 @@ def test_the_test_config_leaves_the_paper_results_untouched(test_run):
     assert (project / TEST_CELLS).is_dir() and (project / TEST_RESULTS / "report.md").exists()
 
 
+@pytest.fixture(scope="session")
+def finished_plan(test_run) -> dict:
+    """The plan of the session's finished test-config run (``plan_of``; ~2 CPU-s, so made once per worker, not
+    per test): what a test that reads it, or a clone of that run before it edits anything, needs. Never
+    modified by a test."""
+    return plan_of(test_run[0], TEST_CONFIG)
+
+
 def test_run_produces_figures_tables_claims_report(test_run):
     root = test_run[0] / TEST_RESULTS
     for fig in ("fig1", "fig2", "all-algorithms"):
@@ -172,11 +180,10 @@ def test_run_produces_figures_tables_claims_report(test_run):
         assert (root / f"tables/c2b/{fig}.md").read_text().startswith("| paper |")
 
 
-def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run):
+def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run, finished_plan):
     """published.json lists every file the plan publishes, each with the store entry it was copied from and
     that entry's key (in its path); the bytes are the entry's."""
-    project = test_run[0]
-    plan = plan_of(project, TEST_CONFIG)
+    project, plan = test_run[0], finished_plan
     record = json.loads((project / TEST_RESULTS / "published.json").read_text())
     assert record["base_seed"] == 7 and record["results_dir"] == TEST_RESULTS
     # paths relative to the results folder (publish.py), with the sha256 of what was written
@@ -219,12 +226,12 @@ def test_cells_match_the_cli_array_for_array(test_run, tmp_path):
         assert np.array_equal(np.asarray(value), np.asarray(expected)), key
 
 
-def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
+def test_in_process_figures_and_claims_match_the_cli(test_run, finished_plan, tmp_path):
     """The workflow draws figures and checks claims inside the Snakemake process (threads); the
     standalone CLI, given the same summaries and prepared files in a folder made by hand, must write the
     same table and PNG bytes and the same claims."""
     project = test_run[0]
-    results, data = by_hand_folder(project, plan_of(project, TEST_CONFIG), tmp_path / "by-hand")
+    results, data = by_hand_folder(project, finished_plan, tmp_path / "by-hand")
     # run from an empty folder: every path comes from the options
     cwd = tmp_path / "cli"
     cwd.mkdir()
@@ -250,7 +257,7 @@ def _figure_entries(plan: dict, cell: str) -> list[Path]:
     return sorted({Path(f["store"][0]).parent for f in plan["figures"].values() if cell in f["drawn"]})
 
 
-def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
+def test_interrupted_run_resumes_without_recomputing(test_run, finished_plan, tmp_path):
     """The state a kill leaves (one shard not written, a half-written temporary beside it, its summary and
     every store entry after it not made; the older publication still at the fixed paths): the next run
     computes that shard alone, every other shard and summary untouched, and makes the same numbers, so the
@@ -258,7 +265,7 @@ def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
     project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     cell = "six-rankers/T2000/btm"
-    plan = plan_of(project, TEST_CONFIG)
+    plan = finished_plan  # the clone's, as it is not edited yet (paths relative to the project)
     (victim,) = (project / s for s in plan["cells"][cell]["shards"])
     summary = project / plan["cells"][cell]["summary"]
     # a summary's .npz holds only numbers drawn from its runs (the kernels' wall seconds, measured again when a
@@ -367,11 +374,3 @@ def test_a_batch_end_left_behind_does_not_hide_a_shard_deleted_since(test_run, t
     assert job_counts(r.stdout + r.stderr) == {"summarize_cell": 1, "total": 1}
     assert computed(project) == before + [str(victim.relative_to(results))]
     assert summary.read_bytes() == numbers
-
-
-def test_html_report_has_a_caption_per_figure(test_run, tmp_path):
-    project = clone(test_run[0], tmp_path / "copy")
-    r = smk(*TEST, "--report", str(tmp_path / "report.html"), cwd=project)
-    assert r.returncode == 0, r.stderr[-3000:]
-    html = (tmp_path / "report.html").read_text()
-    assert html.count("Configuration: 2 runs per line") >= 3
