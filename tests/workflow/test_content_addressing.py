@@ -1,8 +1,9 @@
 """Content-addressed results (issue 38, docs/decisions.md#content-addressing), end to end: whatever happened to
 a results folder (a seed switched back and forth with or without Snakemake's metadata, two checkouts sharing
-it, a new numerics stack, read-only commands, a config switched back, kill -9, a moved folder, a challenger
-added), claims.csv and every table (the run-time table aside: run times) are byte for byte those of a fresh
-results folder of the same config, and what exists under its name is never computed again.
+it, read-only commands, a config switched back after more runs per cell, a new numerics stack whose run is
+killed with -9, a moved folder, a challenger added), claims.csv and every table (the run-time table aside: run
+times) are byte for byte those of a fresh results folder of the same config, and what exists under its name is
+never computed again.
 
 The test config narrowed to its smallest paper at a short horizon (46 shards, ~30 s a run on 2 cores): one
 fresh run of it (``reference``, the session's narrowed reference, tests/conftest.py, which the sharing tests
@@ -125,17 +126,16 @@ def switched(reference, tmp_path_factory) -> Path:
 
 def _switch_back(switched: Path, reference: Path, tmp_path: Path, prepare=None, args=(), strict=True) -> None:
     """Seed 8 -> 7 in a clone of ``switched`` (``prepare(proj)`` first, ``args`` on the last step): seed 7's
-    numbers come back; ``strict``: and nothing is computed, not even a figure (the dry run shows only `all`)."""
+    numbers come back; ``strict``: and nothing is computed, not even a figure (the run's job table shows only
+    `all`)."""
     proj = clone(switched, tmp_path / "project")
     results = proj / TEST_RESULTS
     if prepare:
         prepare(proj)
     before = snapshot(results)
-    if strict:
-        assert dry(proj, args=args) == ONLY_ALL
-        assert_nothing_computed(before, results, "the dry run")
-    run(proj, args=args)
-    if strict:
+    r = run(proj, args=args)
+    if strict:  # the run's own job table: what it ran (a dry run first would plan the same, ~2 s more)
+        assert job_counts(r.stdout + r.stderr) == ONLY_ALL, job_counts(r.stdout + r.stderr)
         assert_nothing_computed(before, results, "seed 7 again")
     else:  # other triggers may redo summaries and entries (same bytes); never a shard
         assert computed(results) == before["log"]
@@ -181,11 +181,13 @@ def test_seed_switch_back_and_forth_with_every_rerun_trigger(switched, reference
 def test_two_checkouts_share_one_results_dir(reference, tmp_path):
     """A and B (B's yelp from its own matrix file, so every yelp cell derives differently) both write one
     folder: results_dir must be a relative folder inside the project, so each has results/shared -> the same
-    absolute folder. Each run publishes its own checkout's numbers and never rewrites the other's shards."""
-    # Before: a shard's path named its cell and code, not its data: B found A's yelp shards complete (or, by
-    # its receipts, recomputed them over A's), and A's figures showed B's numbers after B ran.
+    absolute folder. B runs first, into the empty folder: a fresh folder of B's config; then A, then B again.
+    Each run publishes its own checkout's numbers (A's: the reference's) and never rewrites the other's
+    shards; A computes only what derives differently, B again nothing."""
+    # Before: a shard's path named its cell and code, not its data: A found B's yelp shards complete (or, by
+    # its receipts, recomputed them over B's), and B's figures showed A's numbers after A ran.
     a = clone(reference, tmp_path / "A")
-    b = copy_project(tmp_path / "B")
+    b = clone(reference, tmp_path / "B")  # another checkout (its own data/ and .snakemake/); B's yelp below
     catalog = b / "config/datasets.yaml"
     catalog.write_text(catalog.read_text().replace("    path: null ", "    path: yelp.txt ", 1))
     # Yelp's stand-in (sushi16) with its items in reverse order: another problem as hard (a tiny matrix makes
@@ -193,71 +195,30 @@ def test_two_checkouts_share_one_results_dir(reference, tmp_path):
     (sushi,) = (a / "data/prepared/sushi16").glob("*.json")
     m = json.loads(sushi.read_text())["matrix"]
     (b / "yelp.txt").write_text("".join(" ".join(repr(x) for x in row[::-1]) + "\n" for row in m[::-1]))
-    run(b, results="results/fresh")
-    a_fresh, b_fresh = published(reference / TEST_RESULTS), published(b / "results/fresh")
-    assert a_fresh != b_fresh  # else "its own numbers" could not be told apart
     shared = tmp_path / "shared"
     shared.mkdir()
     for proj in (a, b):
         (proj / "results/shared").symlink_to(shared)
     results = shared
 
-    run(a, results="results/shared")
-    assert_same(published(results), a_fresh, "A")
-    a_shards, a_computed = shard_files(results), computed(results)
-    assert len(a_computed) == 46
-
     run(b, results="results/shared")
-    assert_same(published(results), b_fresh, "B after A")
-    by_b = computed(results)[len(a_computed):]
-    assert by_b and all(p.startswith("cells/yelp/") for p in by_b), by_b  # only what derives differently
-    after = shard_files(results)
-    assert_unchanged(a_shards, {k: after.get(k) for k in a_shards}, "B's run: A's shard files")
+    b_fresh, b_shards, b_computed = published(results), shard_files(results), computed(results)
+    a_fresh = published(reference / TEST_RESULTS)
+    assert a_fresh != b_fresh  # else "its own numbers" could not be told apart
+    assert len(b_computed) == 46
 
     run(a, results="results/shared")
     assert_same(published(results), a_fresh, "A after B")
-    assert computed(results) == a_computed + by_b  # A's shards were all there
+    by_a = computed(results)[len(b_computed):]
+    assert by_a and all(p.startswith("cells/yelp/") for p in by_a), by_a  # only what derives differently
     after = shard_files(results)
-    assert_unchanged(a_shards, {k: after.get(k) for k in a_shards}, "A again: A's shard files")
+    assert_unchanged(b_shards, {k: after.get(k) for k in b_shards}, "A's run: B's shard files")
 
-
-# --- 3. another numerics stack ----------------------------------------------------------------------------
-
-
-def test_faked_stack_change_computes_new_shards(complete, reference, tmp_path):
-    """The numerics stack the plan sees changed without touching numpy: a numpy-<other>.dist-info on the
-    runs' PYTHONPATH, found before the real one by importlib.metadata, which names.numerics_stack reads (the
-    seam: what the plan reads, not a patch of our code). Every shard gets a new name and is computed; the old
-    files stay as they were; the numbers are the same."""
-    # Before: the stack was recorded in a sidecar only, so an upgrade reused every shard computed by the old
-    # numpy (no new line in shards-computed.log).
-    from importlib import metadata
-
-    real = metadata.version("numpy")
-    fake = f"{real}+faked"
-    site = tmp_path / "fake-stack"
-    (site / f"numpy-{fake}.dist-info").mkdir(parents=True)
-    (site / f"numpy-{fake}.dist-info/METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: {fake}\n")
-    env = {"PYTHONPATH": os.pathsep.join([str(complete / "src"), str(site)])}
-    seen = subprocess.run([sys.executable, "-c", "from banditrepro.workflow.names import numerics_stack as s; "
-                           "import numpy; print(s()['numpy'], numpy.__version__)"], capture_output=True, text=True,
-                          env={**os.environ, **env}, cwd=complete)
-    assert seen.stdout.split() == [fake, real], seen.stderr  # the plan sees the fake; numpy is the real one
-
-    results = complete / TEST_RESULTS
-    old, old_log = shard_files(results), computed(results)
-    run(complete, env=env)
-    new = computed(results)[len(old_log):]
-    old_shards = {p for p in old if p.endswith(".npz")}
-    assert len(new) == len(set(new)) == len(old_shards) and not set(new) & old_shards
-
-    def cell_and_runs(p: str) -> tuple[str, str]:  # cells/<d>/T<h>/<algo>/<key>/runs<a>-<b>.npz without <key>
-        return str(Path(p).parent.parent), Path(p).name
-
-    assert sorted(map(cell_and_runs, new)) == sorted(map(cell_and_runs, old_shards))  # each shard, new name
+    run(b, results="results/shared")
+    assert_same(published(results), b_fresh, "B after A")
+    assert computed(results) == b_computed + by_a  # B's shards were all there
     after = shard_files(results)
-    assert_unchanged(old, {k: after.get(k) for k in old}, "the old stack's shard files")
-    assert_same(published(results), published(reference / TEST_RESULTS), "another stack")
+    assert_unchanged(b_shards, {k: after.get(k) for k in b_shards}, "B again: B's shard files")
 
 
 # --- 4. read-only commands ------------------------------------------------------------------------------
@@ -266,7 +227,7 @@ def test_faked_stack_change_computes_new_shards(complete, reference, tmp_path):
 def test_dry_run_and_read_only_commands_write_nothing(complete, tmp_path):
     """`snakemake -n`, `--list`, `--unlock` (it may touch .snakemake/locks), `--report` (only the file asked
     for) and `banditrepro estimate` write and delete nothing under results/ and data/, on a complete folder and
-    on one with a shard deleted by hand."""
+    on one with a shard deleted by hand. The complete folder's HTML report has a caption per figure."""
     # Before: planning dropped the receipts of batches whose shards were gone, in a dry run too.
     proj, results = complete, complete / TEST_RESULTS
     config = ["--config", *SUBSET, f"results_dir={TEST_RESULTS}"]
@@ -291,6 +252,8 @@ def test_dry_run_and_read_only_commands_write_nothing(complete, tmp_path):
         return estimate
 
     assert "shards: 46, of which 0 to compute" in read_only("complete")
+    # the HTML report has a caption per figure, with the runs per line (banditrepro/workflow/plan.py)
+    assert (tmp_path / "r-complete.html").read_text().count("Configuration: 2 runs per line") >= 3
     shard = sorted((results / "cells").rglob("runs*.npz"))[0]
     shard.unlink()
     # the plan sees it missing and packs a batch for it (its summary, complete under its name, needs nothing)
@@ -301,31 +264,60 @@ def test_dry_run_and_read_only_commands_write_nothing(complete, tmp_path):
 
 
 def test_switching_back_computes_nothing_that_exists(complete, reference):
-    """X (the reference), Y (runs=3: a new shard per cell, new summaries and entries), X again: nothing is
-    computed, and X's numbers are back."""
+    """X (the reference), Y (runs=3: more runs per cell), X again. Y computes only the new runs: one new shard,
+    runs2-2, beside each two-run cell's runs0-1 (the cells a figure gives 3 runs already have them), every old
+    shard file left as it was; a dry run of Y then lists `all` alone. X again: nothing is computed, and X's
+    numbers are back."""
     # Before: X's summaries were rewritten by Y at their fixed paths and made again from X's shards.
     results = complete / TEST_RESULTS
-    before = len(computed(results))
+    before, old = computed(results), shard_files(results)
+    two_runs = {str(Path(p).parent) for p in old if Path(p).name == "runs0-1.npz"}
+    assert two_runs and all(Path(p).name in ("runs0-1.npz", "runs0-2.npz") for p in old if p.endswith(".npz"))
     run(complete, "runs=3")
-    assert len(computed(results)) > before
+    after = shard_files(results)
+    assert {p: after.get(p) for p in old} == old  # the old shards: same inode, same mtime, same bytes
+    new = set(after) - set(old)
+    assert new and all(Path(p).name in ("runs2-2.npz", "runs2-2.json") for p in new), sorted(new)
+    assert sorted(str(Path(p).parent) for p in new if p.endswith(".npz")) == sorted(two_runs)  # one a cell
+    assert sorted(computed(results)) == sorted(before + [p for p in new if p.endswith(".npz")])
+    assert dry(complete, "runs=3") == ONLY_ALL
     assert published(results) != published(reference / TEST_RESULTS)
     was = snapshot(results)
-    assert dry(complete) == ONLY_ALL
-    run(complete)
+    r = run(complete)  # its own job table: a dry run first would plan the same
+    assert job_counts(r.stdout + r.stderr) == ONLY_ALL, job_counts(r.stdout + r.stderr)
     assert_nothing_computed(was, results, "X again")
     assert_same(published(results), published(reference / TEST_RESULTS), "X again")
 
 
-# --- 6. kill -9 ------------------------------------------------------------------------------------------
+# --- 6. another numerics stack, killed with -9 part-way ------------------------------------------------------
 
 
-def _start(proj: Path, log: Path) -> subprocess.Popen:
+def _fake_stack(proj: Path, site: Path) -> dict[str, str]:
+    """The environment of runs that see another numerics stack without touching numpy: a
+    numpy-<other>.dist-info on the runs' PYTHONPATH, found before the real one by importlib.metadata, which
+    names.numerics_stack reads (the seam: what the plan reads, not a patch of our code). Checked: the plan
+    sees the fake, numpy is the real one."""
+    from importlib import metadata
+
+    real = metadata.version("numpy")
+    fake = f"{real}+faked"
+    (site / f"numpy-{fake}.dist-info").mkdir(parents=True)
+    (site / f"numpy-{fake}.dist-info/METADATA").write_text(f"Metadata-Version: 2.1\nName: numpy\nVersion: {fake}\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(proj / "src"), str(site)])}
+    seen = subprocess.run([sys.executable, "-c", "from banditrepro.workflow.names import numerics_stack as s; "
+                           "import numpy; print(s()['numpy'], numpy.__version__)"], capture_output=True, text=True,
+                          env={**os.environ, **env}, cwd=proj)
+    assert seen.stdout.split() == [fake, real], seen.stderr
+    return env
+
+
+def _start(proj: Path, log: Path, env: dict[str, str]) -> subprocess.Popen:
     """The narrowed test config as `run`, in its own process group (killed as one), its output in ``log``."""
     command = [*SNAKEMAKE, "-s", str(proj / "Snakefile"), "--configfile", TEST_CONFIG, "--cores", "2",
                "--config", *SUBSET, f"results_dir={TEST_RESULTS}"]
     with open(log, "w") as out:
         return subprocess.Popen(command, cwd=proj, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                env={**os.environ, "PYTHONPATH": str(proj / "src")})
+                                env={**os.environ, **env})
 
 
 def _wait_for(condition, p: subprocess.Popen, timeout: float, what: str) -> float:
@@ -338,35 +330,58 @@ def _wait_for(condition, p: subprocess.Popen, timeout: float, what: str) -> floa
     return time.monotonic() - t0
 
 
-def test_kill_9_then_same_command_resumes_at_once(reference, tmp_path):
-    """The run killed (SIGKILL, its whole process group) once a few shards exist; `--unlock`; the same command
-    finishes, computes exactly the shards missing at the kill, at once, and gives the fresh folder's numbers."""
-    proj = copy_project(tmp_path / "project")
-    results = proj / TEST_RESULTS
-    p = _start(proj, tmp_path / "killed.log")
+def _cell_and_runs(p: str) -> tuple[str, str]:
+    """cells/<d>/T<h>/<algo>/<key>/runs<a>-<b>.npz without <key>: the shard whatever its name."""
+    return str(Path(p).parent.parent), Path(p).name
+
+
+def test_faked_stack_change_killed_with_9_computes_new_shards_and_resumes_at_once(complete, reference, tmp_path):
+    """The numerics stack the plan sees changed (``_fake_stack``): every shard gets a new name and is computed;
+    the old files stay as they were; the numbers are the same. That run (all 46 shards to compute, as a fresh
+    folder's) is killed (SIGKILL, its whole process group) once a few shards exist; `--unlock`; the same
+    command finishes, computes exactly the shards missing at the kill, at once. One test: the stack change is
+    the run the kill interrupts (a fresh run from scratch would compute the same shards, and prepare the data
+    too)."""
+    # Before (stack): the stack was recorded in a sidecar only, so an upgrade reused every shard computed by the
+    # old numpy (no new line in shards-computed.log).
+    env = _fake_stack(complete, tmp_path / "fake-stack")
+    results = complete / TEST_RESULTS
+    old, old_log = shard_files(results), computed(results)
+    old_shards = {p for p in old if p.endswith(".npz")}
+    assert len(old_shards) == 46
+
+    p = _start(complete, tmp_path / "killed.log", env)
     try:
-        _wait_for(lambda: len(computed(results)) >= 3, p, 600, "three shards")
+        _wait_for(lambda: len(computed(results)) >= len(old_log) + 3, p, 600, "three shards")
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=60)
-    first = computed(results)
-    done = {str(s.relative_to(results)) for s in (results / "cells").rglob("runs*.npz")}
+    first = computed(results)[len(old_log):]
+    done = {str(s.relative_to(results)) for s in (results / "cells").rglob("runs*.npz")} - old_shards
     assert set(first) <= done and len(done) < 46  # killed part-way
 
-    r = smk("--configfile", TEST_CONFIG, "--unlock", "--config", *SUBSET, f"results_dir={TEST_RESULTS}", cwd=proj)
+    r = smk("--configfile", TEST_CONFIG, "--unlock", "--config", *SUBSET, f"results_dir={TEST_RESULTS}",
+            cwd=complete, env=env)
     assert r.returncode == 0, r.stderr[-2000:]
-    p = _start(proj, tmp_path / "resumed.log")
-    # Before: a killed batch left its shards' leases behind, and the next run waited until they were stale
-    # (60 s without renewal) before computing those shards. Now the first shard is computed as soon as
+    p = _start(complete, tmp_path / "resumed.log", env)
+    # Before (kill): a killed batch left its shards' leases behind, and the next run waited until they were
+    # stale (60 s without renewal) before computing those shards. Now the first shard is computed as soon as
     # Snakemake has parsed and built its DAG and run the first batch (~5-10 s on this 2-core VM, its shards
     # here < 1 s each): 20 s is twice that, a third of the old lease wait.
-    started = _wait_for(lambda: len(computed(results)) > len(first), p, 600, "the first shard after kill -9")
+    started = _wait_for(lambda: len(computed(results)) > len(old_log) + len(first), p, 600,
+                        "the first shard after kill -9")
     assert p.wait(timeout=900) == 0, (tmp_path / "resumed.log").read_text()[-3000:]
     print(f"first shard computed {started:.1f} s after the restart")
-    again = computed(results)[len(first):]
-    every = {str(s.relative_to(reference / TEST_RESULTS)) for s in (reference / TEST_RESULTS / "cells").rglob("*.npz")}
+
+    new = computed(results)[len(old_log):]
+    assert len(new) == len(set(new)) == len(old_shards) and not set(new) & old_shards
+    assert sorted(map(_cell_and_runs, new)) == sorted(map(_cell_and_runs, old_shards))  # each shard, new name
+    every = {str(s.relative_to(results)) for s in (results / "cells").rglob("runs*.npz")} - old_shards
+    again = new[len(first):]
     assert len(again) == len(set(again)) and set(again) == every - done  # each missing shard once, no other
-    assert_same(published(results), published(reference / TEST_RESULTS), "after kill -9")
+    after = shard_files(results)
+    assert_unchanged(old, {k: after.get(k) for k in old}, "the old stack's shard files")
+    assert_same(published(results), published(reference / TEST_RESULTS), "another stack, after kill -9")
     assert started < 20, f"the first shard came {started:.1f} s after the restart"
 
 

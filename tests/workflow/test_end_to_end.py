@@ -54,14 +54,12 @@ def test_rules_are_snakefmt_formatted():
 # --- real runs in a copy of the project --------------------------------------------------------------------
 
 def test_a_moved_complete_folder_runs_only_all_which_rewrites_nothing(test_run, tmp_path):
-    """A `cp -a` copy elsewhere (absolute paths change, mtimes kept): a dry run lists one job, `all`; the run
-    runs only it and rewrites no file under the results folder (same mtimes). A published file edited by hand
+    """A `cp -a` copy elsewhere (absolute paths change, mtimes kept): a run runs one job, `all` (its job table;
+    a dry run of a moved folder: test_content_addressing.py::test_results_folder_moved_reuses_every_shard_and_
+    summary), and rewrites no file under the results folder (same mtimes). A published file edited by hand
     is not overwritten (publishing touches only bytes it wrote: the folder says STALE); moved away, the next
     run puts the store's bytes back (publish compares bytes, not records)."""
     moved = clone(test_run[0], tmp_path / "moved")
-    r = smk("-n", *TEST, cwd=moved)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
     results = moved / TEST_RESULTS
     before = mtimes(results)
     claims = results / "claims.csv"
@@ -147,6 +145,14 @@ def test_the_test_config_leaves_the_paper_results_untouched(test_run):
     assert (project / TEST_CELLS).is_dir() and (project / TEST_RESULTS / "report.md").exists()
 
 
+@pytest.fixture(scope="session")
+def finished_plan(test_run) -> dict:
+    """The plan of the session's finished test-config run (``plan_of``; ~2 CPU-s, so made once per worker, not
+    per test): what a test that reads it, or a clone of that run before it edits anything, needs. Never
+    modified by a test."""
+    return plan_of(test_run[0], TEST_CONFIG)
+
+
 def test_run_produces_figures_tables_claims_report(test_run):
     root = test_run[0] / TEST_RESULTS
     for fig in ("fig1", "fig2", "all-algorithms"):
@@ -174,11 +180,10 @@ def test_run_produces_figures_tables_claims_report(test_run):
         assert (root / f"tables/c2b/{fig}.md").read_text().startswith("| paper |")
 
 
-def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run):
+def test_every_fixed_path_is_a_copy_of_its_store_entry(test_run, finished_plan):
     """published.json lists every file the plan publishes, each with the store entry it was copied from and
     that entry's key (in its path); the bytes are the entry's."""
-    project = test_run[0]
-    plan = plan_of(project, TEST_CONFIG)
+    project, plan = test_run[0], finished_plan
     record = json.loads((project / TEST_RESULTS / "published.json").read_text())
     assert record["base_seed"] == 7 and record["results_dir"] == TEST_RESULTS
     # paths relative to the results folder (publish.py), with the sha256 of what was written
@@ -221,12 +226,12 @@ def test_cells_match_the_cli_array_for_array(test_run, tmp_path):
         assert np.array_equal(np.asarray(value), np.asarray(expected)), key
 
 
-def test_in_process_figures_and_claims_match_the_cli(test_run, tmp_path):
+def test_in_process_figures_and_claims_match_the_cli(test_run, finished_plan, tmp_path):
     """The workflow draws figures and checks claims inside the Snakemake process (threads); the
     standalone CLI, given the same summaries and prepared files in a folder made by hand, must write the
     same table and PNG bytes and the same claims."""
     project = test_run[0]
-    results, data = by_hand_folder(project, plan_of(project, TEST_CONFIG), tmp_path / "by-hand")
+    results, data = by_hand_folder(project, finished_plan, tmp_path / "by-hand")
     # run from an empty folder: every path comes from the options
     cwd = tmp_path / "cli"
     cwd.mkdir()
@@ -252,7 +257,7 @@ def _figure_entries(plan: dict, cell: str) -> list[Path]:
     return sorted({Path(f["store"][0]).parent for f in plan["figures"].values() if cell in f["drawn"]})
 
 
-def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
+def test_interrupted_run_resumes_without_recomputing(test_run, finished_plan, tmp_path):
     """The state a kill leaves (one shard not written, a half-written temporary beside it, its summary and
     every store entry after it not made; the older publication still at the fixed paths): the next run
     computes that shard alone, every other shard and summary untouched, and makes the same numbers, so the
@@ -260,7 +265,7 @@ def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
     project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     cell = "six-rankers/T2000/btm"
-    plan = plan_of(project, TEST_CONFIG)
+    plan = finished_plan  # the clone's, as it is not edited yet (paths relative to the project)
     (victim,) = (project / s for s in plan["cells"][cell]["shards"])
     summary = project / plan["cells"][cell]["summary"]
     # a summary's .npz holds only numbers drawn from its runs (the kernels' wall seconds, measured again when a
@@ -298,28 +303,25 @@ def test_interrupted_run_resumes_without_recomputing(test_run, tmp_path):
 def test_a_shard_deleted_by_hand_changes_nothing_until_its_summary_is_made_again(test_run, tmp_path):
     """A shard gone after its summary was made: the summary, and all made from it, are complete under their
     names, so the next run is `all` alone and publishes the same bytes. A summary asked for again (here
-    forced) needs it: the plan sees it missing, and that shard alone is computed, in one batch."""
+    forced) needs it: the plan sees it missing, and that shard alone is computed, in one batch. (Each run's
+    own job table says what it ran: a dry run first would plan the same, ~3 s each.)"""
     project = clone(test_run[0], tmp_path / "copy")
     results = project / TEST_RESULTS
     (victim,) = (project / TEST_CELLS / "sushi16/T2000/rucb").glob("*/runs0-*.npz")
     (summary,) = (results / "summaries/sushi16/T2000/rucb").glob("*.npz")
     before, published = computed(project), mtimes(results)
     victim.unlink()
-    r = smk("-n", *TEST, cwd=project)
-    assert r.returncode == 0 and only_all(r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
     r = smk(*TEST, "--cores", "2", cwd=project)
     assert r.returncode == 0 and only_all(r.stdout + r.stderr), (r.stdout + r.stderr)[-3000:]
     assert computed(project) == before and not victim.exists()
     assert mtimes(results) == {k: v for k, v in published.items() if k != str(victim.relative_to(results))}
-    # its summary forced (a dry run first: it shows the same plan): its batch computes the shard, nothing else
+    # its summary forced: its batch computes the shard, nothing else
     force = ["--force", str(summary.relative_to(project))]
-    r = smk("-n", *TEST, *force, cwd=project)
+    r = smk(*TEST, *force, "--cores", "2", cwd=project)
     assert r.returncode == 0, r.stderr[-3000:]
     counts = job_counts(r.stdout + r.stderr)
     assert counts.get("simulate") == 1 and counts.get("summarize_cell") == 1, counts
     assert not {"prepare_dataset", "fetch_raw", "figure"} & set(counts), counts
-    r = smk(*TEST, *force, "--cores", "2", cwd=project)
-    assert r.returncode == 0, r.stderr[-3000:]
     assert victim.exists() and computed(project) == before + [str(victim.relative_to(results))]
     r = smk(*TEST, "--cores", "2", cwd=project)  # the figures after it (same names): the same bytes
     assert r.returncode == 0, r.stderr[-3000:]
@@ -372,11 +374,3 @@ def test_a_batch_end_left_behind_does_not_hide_a_shard_deleted_since(test_run, t
     assert job_counts(r.stdout + r.stderr) == {"summarize_cell": 1, "total": 1}
     assert computed(project) == before + [str(victim.relative_to(results))]
     assert summary.read_bytes() == numbers
-
-
-def test_html_report_has_a_caption_per_figure(test_run, tmp_path):
-    project = clone(test_run[0], tmp_path / "copy")
-    r = smk(*TEST, "--report", str(tmp_path / "report.html"), cwd=project)
-    assert r.returncode == 0, r.stderr[-3000:]
-    html = (tmp_path / "report.html").read_text()
-    assert html.count("Configuration: 2 runs per line") >= 3

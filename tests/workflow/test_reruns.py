@@ -1,11 +1,12 @@
-"""What reruns after an edit, end to end in copies of the finished session runs (tests/workflow/conftest.py).
+"""What reruns after an edit, end to end in copies of the finished session runs (tests/workflow/conftest.py;
+the narrowed reference, tests/conftest.py, for forced preparation).
 
 Every stored result is named by what its bytes depend on (docs/decisions.md#content-addressing) and the
 profile sets `rerun-triggers: mtime`, so reruns follow names: an edit that changes no name (a comment, a
 docstring, a new registry entry) reruns nothing but `all`; a kernel's or a shared helper's body renames
 exactly its algorithms' cells, so their shards, summaries and the figures showing them; the summary code
-renames every summary but no shard; more runs per cell compute only the new runs; prepared datasets forced to
-run again compute no shard."""
+renames every summary but no shard; prepared datasets forced to run again compute no shard. (More runs per
+cell compute only the new runs: tests/workflow/test_content_addressing.py, switching a config back.)"""
 
 import importlib
 from pathlib import Path
@@ -25,6 +26,7 @@ from tests.workflow.common import (
     mtimes,
     only_all,
     plan_of,
+    run_narrowed,
     scheduled_cells,
     smk,
 )
@@ -99,12 +101,23 @@ NO_NUMBER_EDITS = {
 # comments, docstrings and formatting rename nothing, which the case above checks.
 
 
-@pytest.mark.parametrize("edit", sorted(NO_NUMBER_EDITS))
-def test_an_edit_that_changes_no_number_reruns_nothing(test_run, tmp_path, edit):
+def test_an_edit_that_changes_no_number_reruns_nothing(test_run, tmp_path):
+    """Every edit of ``NO_NUMBER_EDITS`` made in one copy: a dry run lists `all` alone, so none of them renames
+    anything (an edit adds or leaves text, so one cannot undo another's rename). One copy and one dry run
+    instead of one per edit (each Snakemake start costs ~2 s); if the dry run lists more, each edit is tried
+    alone, to name the ones that rename."""
     copy = clone(test_run[0], tmp_path / "copy")
-    NO_NUMBER_EDITS[edit](copy / "src" / "banditrepro")
+    for edit in NO_NUMBER_EDITS.values():
+        edit(copy / "src" / "banditrepro")
     out = _dry_run(copy)
-    assert only_all(out), (edit, job_counts(out))
+    if not only_all(out):
+        renaming = []
+        for i, (name, edit) in enumerate(sorted(NO_NUMBER_EDITS.items())):
+            alone = clone(test_run[0], tmp_path / f"alone-{i}")
+            edit(alone / "src" / "banditrepro")
+            if not only_all(_dry_run(alone)):
+                renaming.append(name)
+        raise AssertionError(f"these edits rerun more than `all`: {renaming}; together: {job_counts(out)}")
 
 
 def _algo(cell: str) -> str:
@@ -145,10 +158,6 @@ def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, u
     counts = job_counts(out)
     jobs = {k: v for k, v in counts.items() if k not in ("simulate", "total")}
     assert jobs == expected_jobs(plan, unedited, users), counts
-    # the profile's quiet dry run prints its job table once (Snakemake prints it before and after)
-    r = smk("-n", *TEST, cwd=copy)
-    out = r.stdout + r.stderr
-    assert out.count("Job stats") == 1 and job_counts(out).get("summarize_cell"), out[-3000:]
 
 
 def test_a_summary_code_edit_renames_every_summary_and_no_shard(test_run, unedited, tmp_path):
@@ -166,42 +175,28 @@ def test_a_summary_code_edit_renames_every_summary_and_no_shard(test_run, unedit
     assert counts["figure"] == len(plan["figures"])  # every figure draws summaries (or imports their code)
 
 
-def _run_files(folder: Path) -> dict[Path, tuple[int, int]]:
-    return {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.rglob("runs*.npz")}
-
-
-def test_more_runs_compute_only_the_new_runs(project, tmp_path):
-    copy = clone(project, tmp_path / "copy")
-    cells = copy / "results/cells"
-    before = _run_files(cells)
-    assert before and all(p.name == "runs0-1.npz" for p in before)  # 2 runs per cell, one shard
-    r = smk("--configfile", "paper.yaml", "--config", "runs=3", "--cores", "2", cwd=copy)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
-    after = _run_files(cells)
-    assert {p: after[p] for p in before} == before  # runs 0 and 1: same inode, same mtime
-    new = set(after) - set(before)
-    assert new and all(p.name == "runs2-2.npz" for p in new)  # a new shard after the old one, same folder
-    assert {p.parent for p in new} == {p.parent for p in before}  # one per cell
-    r = smk("-n", "--configfile", "paper.yaml", "--config", "runs=3", cwd=copy)
-    assert only_all(r.stdout + r.stderr), job_counts(r.stdout + r.stderr)
-
-
-def test_forced_preparation_computes_no_shard(test_run, tmp_path):
+def test_forced_preparation_computes_no_shard(narrowed_reference, tmp_path):
     """-R prepare_dataset re-derives every prepared dataset (same bytes, same names): a shard's name covers
     its data's name, so every shard is complete and no batch is planned, locally or in cluster mode; only
-    what reads a prepared file runs again (the figures, and claims and report after them)."""
-    copy = clone(test_run[0], tmp_path / "copy")
+    what reads a prepared file runs again (the figures, and claims and report after them). On a clone of the
+    session's narrowed reference (tests/conftest.py: five datasets, five figures): the property holds for any
+    config, and the narrowed one redraws a third as many figures as the test config. Cluster mode in a dry
+    run; locally the run itself, whose job table shows what ran."""
+    copy = clone(narrowed_reference, tmp_path / "copy")
     results = copy / TEST_RESULTS
-    before, shards = computed(copy), {p: m for p, m in mtimes(copy / TEST_CELLS).items()}
-    for extra in (["--config", "batch_minutes=20"], []):
-        r = smk("-n", "-R", "prepare_dataset", *TEST, *extra, cwd=copy)
-        counts = job_counts(r.stdout + r.stderr)
-        assert r.returncode == 0 and counts["prepare_dataset"] >= 5, counts
-        assert not {"simulate", "batch_spec", "summarize_cell"} & set(counts), counts
-    r = smk("-R", "prepare_dataset", *TEST, "--cores", "2", cwd=copy)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    before, shards = computed(copy), mtimes(copy / TEST_CELLS)
+    not_run = {"simulate", "batch_spec", "summarize_cell"}
+    r = run_narrowed(copy, "batch_minutes=20", args=("-n", "-R", "prepare_dataset"))
+    out = r.stdout + r.stderr
+    counts = job_counts(out)
+    assert counts["prepare_dataset"] >= 5 and not not_run & set(counts), counts
+    # the profile's quiet dry run prints its job table once (Snakemake prints it before and after)
+    assert out.count("Job stats") == 1, out[-3000:]
+    r = run_narrowed(copy, args=("-R", "prepare_dataset"))
+    counts = job_counts(r.stdout + r.stderr)
+    assert counts["prepare_dataset"] >= 5 and not not_run & set(counts), counts
     assert computed(copy) == before and mtimes(copy / TEST_CELLS) == shards  # no shard computed or rewritten
-    assert (results / "claims.csv").read_bytes() == (test_run[0] / TEST_RESULTS / "claims.csv").read_bytes()
+    assert (results / "claims.csv").read_bytes() == (narrowed_reference / TEST_RESULTS / "claims.csv").read_bytes()
 
 
 def test_test_config_cells_exist(test_run):
