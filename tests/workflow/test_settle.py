@@ -295,7 +295,7 @@ def test_a_flipped_settled_verdict_in_a_bundle_fails_verify_naming_it(single, se
         lines[row + 1] = ",".join([*cells[:at], other, *cells[at + 1:]])
         return "\n".join(lines).encode()
 
-    out = rebundle(settled_bundle, tmp_path / "flipped.tar.gz", "results/claims-settled.csv", flip)
+    out = rebundle(settled_bundle, tmp_path / "flipped.tar.gz", {"results/claims-settled.csv": flip})
     r = cli(single[0], "verify", str(out), "--sample", "1")
     assert r.returncode == 1, (r.stdout + r.stderr)[-3000:]
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("MISMATCH ")]
