@@ -71,6 +71,14 @@ def in_process(argv: list[str], cwd: Path, tmp: Path | None = None) -> subproces
     return subprocess.CompletedProcess(["banditrepro", *argv], status, out.getvalue(), printed + err.getvalue())
 
 
+def cli_call(argv: list[str], cwd: Path, spawn: bool = False, timeout: float = 900) -> subprocess.CompletedProcess:
+    """``banditrepro ARGV`` in ``cwd``: in this process (``in_process``), or as a process of its own (``spawn``:
+    the exit status as a shell sees it; each command's tests keep one such call per exit status)."""
+    if not spawn:
+        return in_process(argv, cwd)
+    return subprocess.run([*CLI, *map(str, argv)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
 def run_bundle(proj: Path, *args: str, env=None) -> subprocess.CompletedProcess:
     """``banditrepro bundle`` in ``proj``, without the caller's SOURCE_DATE_EPOCH (it sets the bytes' one date)."""
     env = {**{k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, **(env or {})}

@@ -11,26 +11,20 @@ import json
 import math
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from banditrepro.sharing import compare
 from banditrepro.sharing.sources import Source
-from tests.sharing.conftest import RESULTS, in_process, run
+from tests.sharing.conftest import RESULTS, cli_call, run
 from tests.workflow.common import ROOT
-
-CLI = [sys.executable, "-m", "banditrepro"]
 
 
 def banditrepro(proj: Path, *args: str, spawn: bool = False) -> subprocess.CompletedProcess:
     """``banditrepro compare ARGS`` in ``proj``: in this process (``in_process``), or as a process of its own
     (``spawn``: one call per exit status, 0, 1 and 2)."""
-    argv = ["compare", *args, "--project", str(proj)]
-    if not spawn:
-        return in_process(argv, proj)
-    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=900)
+    return cli_call(["compare", *args, "--project", str(proj)], proj, spawn)
 
 
 def lines_of(r, prefix: str) -> list[str]:

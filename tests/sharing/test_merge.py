@@ -10,7 +10,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +18,12 @@ import pytest
 from banditrepro.cell import SHARED_KEYS
 from banditrepro.shardformat import is_curve
 from banditrepro.workflow.names import key_of_parts
-from tests.sharing.conftest import RESULTS, SUBSET, in_process, run
+from tests.sharing.conftest import RESULTS, SUBSET, cli_call, in_process, run
 from tests.sharing.crafted import bundle_folder, rewrite_npz
 from tests.workflow.common import TEST_CONFIG, clone, plan_of, shards_computed, tree_digest
 
 pytestmark = pytest.mark.workflow
 
-CLI = [sys.executable, "-m", "banditrepro"]
 NARROWED = {"papers": ["winner-stays"], "max_horizon": 500}  # SUBSET, as plan_of takes it
 CHALLENGER_A = "challengers={rucb: {alpha: 0.6}}"
 CHALLENGER_B = "challengers={rmed1: {kweight: 0.5}}"
@@ -36,9 +34,7 @@ def merge(proj: Path, *args: str, config=(), spawn: bool = False) -> subprocess.
     """``banditrepro merge ARGS`` in ``proj`` for the narrowed test config (``config``: more KEY=VALUE): in this
     process (``in_process``), or as a process of its own (``spawn``: one call per exit status, 0, 1 and 2)."""
     argv = ["merge", *map(str, args), "--configfile", TEST_CONFIG, "--config", *SUBSET, *config, "--project", str(proj)]
-    if not spawn:
-        return in_process(argv, proj)
-    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=600)
+    return cli_call(argv, proj, spawn, timeout=600)
 
 
 def published_cells(results: Path) -> dict:

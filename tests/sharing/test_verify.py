@@ -14,7 +14,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 
@@ -23,19 +22,14 @@ import pytest
 
 from banditrepro.atomic import npz_bytes
 from banditrepro.sharing import differences, recompute, verify
-from tests.sharing.conftest import RESULTS, in_process, run
+from tests.sharing.conftest import RESULTS, cli_call, run
 from tests.workflow.common import shards_computed
-
-CLI = [sys.executable, "-m", "banditrepro"]
 
 
 def banditrepro(proj: Path, *args: str, spawn: bool = False) -> subprocess.CompletedProcess:
     """``banditrepro verify ARGS`` in ``proj``: in this process (``in_process``), or as a process of its own
     (``spawn``: the tests of an unaltered run, an edit found with --all and bad input, one per exit status)."""
-    argv = ["verify", *args, "--project", str(proj)]
-    if not spawn:
-        return in_process(argv, proj)
-    return subprocess.run([*CLI, *argv], cwd=proj, capture_output=True, text=True, timeout=900)
+    return cli_call(["verify", *args, "--project", str(proj)], proj, spawn)
 
 
 def mismatches(r) -> list[str]:
