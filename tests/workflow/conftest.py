@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.shared_runs import shared_folder
-from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, clone, copy_project, smk, tree_digest
+from tests.workflow.common import MIRROR, MIRROR_ARG, TEST_CONFIG, clone, copy_project, plan_of, smk, tree_digest
 
 PAPER_LIKE = """# a small stand-in for the paper config: default results_dir (results/), its own seed
 papers: [c2b]
@@ -65,6 +65,14 @@ def test_run(project, tmp_path_factory):
     # shared read-only by every test that takes it (tests edit `cp -a` clones): checked at the session's end
     assert {d: tree_digest(proj / d) for d in ("results", "data")} == done, \
         "a test wrote into the session's finished runs (clone them instead)"
+
+
+@pytest.fixture(scope="session")
+def finished_plan(test_run) -> dict:
+    """The plan of ``test_run`` (``plan_of``; ~2 CPU-s, so made once per worker, not per test): what a test that
+    reads that run, or a clone of it before any edit, needs (test_end_to_end, and test_reruns' plan before its
+    edits). Never modified by a test."""
+    return plan_of(test_run[0], TEST_CONFIG)
 
 
 # --- the real-SLURM tests (tests/workflow/test_slurm*.py; BANDITREPRO_SLURM_TEST=1, as .ci/run sets) -------

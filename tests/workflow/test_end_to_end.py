@@ -145,14 +145,6 @@ def test_the_test_config_leaves_the_paper_results_untouched(test_run):
     assert (project / TEST_CELLS).is_dir() and (project / TEST_RESULTS / "report.md").exists()
 
 
-@pytest.fixture(scope="session")
-def finished_plan(test_run) -> dict:
-    """The plan of the session's finished test-config run (``plan_of``; ~2 CPU-s, so made once per worker, not
-    per test): what a test that reads it, or a clone of that run before it edits anything, needs. Never
-    modified by a test."""
-    return plan_of(test_run[0], TEST_CONFIG)
-
-
 def test_run_produces_figures_tables_claims_report(test_run):
     root = test_run[0] / TEST_RESULTS
     for fig in ("fig1", "fig2", "all-algorithms"):

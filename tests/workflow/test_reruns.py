@@ -36,12 +36,6 @@ pytestmark = pytest.mark.workflow
 TEST = ["--configfile", TEST_CONFIG, *MIRROR_ARG]
 
 
-@pytest.fixture(scope="module")
-def unedited(test_run) -> dict:
-    """The plan of the session's finished test-config run, before any edit."""
-    return plan_of(test_run[0], TEST_CONFIG)
-
-
 def renamed_figures(plan: dict, before: dict, cells: set[str]) -> set[str]:
     """The figures an edit renames: those drawing a renamed cell and those whose drawing code's digest
     changed (a figure kind's modules and their imports, digests.figure_code); checked against the names."""
@@ -124,7 +118,7 @@ def _algo(cell: str) -> str:
     return cell.split("/")[2]
 
 
-def test_a_kernel_edit_reschedules_exactly_its_algorithms_cells(test_run, unedited, tmp_path):
+def test_a_kernel_edit_reschedules_exactly_its_algorithms_cells(test_run, finished_plan, tmp_path):
     """RUCB's kernel edited: RUCB's cells get new names, so their shards are computed (in batches), their
     summaries made and the figures drawing them drawn again, and claims, report and the run-time table after
     them; nothing else (no other cell's shard or summary, no preparation)."""
@@ -136,13 +130,13 @@ def test_a_kernel_edit_reschedules_exactly_its_algorithms_cells(test_run, unedit
     assert rucb and scheduled_cells(out, plan) == {c for c in rucb if c.split("/")[0] not in plan["optional"]}
     counts = job_counts(out)
     jobs = {k: v for k, v in counts.items() if k not in ("simulate", "total")}
-    assert jobs == expected_jobs(plan, unedited, rucb), counts
+    assert jobs == expected_jobs(plan, finished_plan, rucb), counts
     # the missing shards are exactly RUCB's (every one of them: a new name)
     missing = {c for c, v in plan["cells"].items() if v["missing"] and c.split("/")[0] not in plan["optional"]}
     assert missing == {c for c in rucb if c.split("/")[0] not in plan["optional"]}
 
 
-def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, unedited, tmp_path):
+def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, finished_plan, tmp_path):
     copy = clone(test_run[0], tmp_path / "copy")
     helper = importlib.import_module("banditrepro.algorithms.ccb").randint.__module__
     src = copy / "src"
@@ -157,10 +151,10 @@ def test_editing_the_shared_rng_helper_reschedules_exactly_its_users(test_run, u
     assert cells == {c for c in users if c.split("/")[0] not in plan["optional"]}
     counts = job_counts(out)
     jobs = {k: v for k, v in counts.items() if k not in ("simulate", "total")}
-    assert jobs == expected_jobs(plan, unedited, users), counts
+    assert jobs == expected_jobs(plan, finished_plan, users), counts
 
 
-def test_a_summary_code_edit_renames_every_summary_and_no_shard(test_run, unedited, tmp_path):
+def test_a_summary_code_edit_renames_every_summary_and_no_shard(test_run, finished_plan, tmp_path):
     """The summary code (aggregate.py's closure) is in every summary's name, not in a shard's: every summary
     is made again from the shards there, none computed; the figures, claims, report and run-time table
     after them too."""
@@ -171,7 +165,7 @@ def test_a_summary_code_edit_renames_every_summary_and_no_shard(test_run, unedit
     assert online and not any(plan["cells"][c]["missing"] for c in online)  # every shard keeps its name
     counts = job_counts(_dry_run(copy))
     # every summary a figure asks for (a cell of an optional dataset not obtainable here: never asked)
-    assert counts == {**expected_jobs(plan, unedited, set(plan["cells"])), "total": counts["total"]}, counts
+    assert counts == {**expected_jobs(plan, finished_plan, set(plan["cells"])), "total": counts["total"]}, counts
     assert counts["figure"] == len(plan["figures"])  # every figure draws summaries (or imports their code)
 
 
